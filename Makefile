@@ -1,0 +1,88 @@
+# gpufabric.cluster - set-up and test entry points. `make help` lists them.
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+.DEFAULT_GOAL := help
+
+ROOT        := $(abspath .)
+VENV        := $(ROOT)/.venv
+BIN         := $(VENV)/bin
+BUILD       := $(ROOT)/.build
+COLLECTIONS := $(BUILD)/collections
+LINK        := $(COLLECTIONS)/ansible_collections/gpufabric/cluster
+SANITY_DIR  := $(BUILD)/sanity/ansible_collections/gpufabric/cluster
+PYTHON      ?= python3
+INVENTORY   ?= inventories/local
+VERSION     := $(shell sed -n 's/^version: *//p' galaxy.yml)
+TARBALL     := $(BUILD)/gpufabric-cluster-$(VERSION).tar.gz
+PIP_VERSION  = $(shell sed -n "s/^ *pip='\([0-9.]*\)',*$$/\1/p" $(VENV)/lib/python3*/site-packages/ansible_test/_internal/python_requirements.py | head -n1)
+
+export ANSIBLE_COLLECTIONS_PATH := $(COLLECTIONS)
+export ANSIBLE_COLLECTIONS_SCAN_SYS_PATH := false
+export PATH := $(BIN):$(PATH)
+
+.PHONY: help system-deps venv collection preflight test lint sanity unit build importer hardware clean
+
+help: ## list the targets
+	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | expand -t 14
+
+system-deps: ## install the OS packages the set-up needs (Debian/Ubuntu; only what is missing)
+	@missing=""; \
+	$(PYTHON) -c 'import venv, ensurepip' 2>/dev/null || missing="$$missing python3-venv"; \
+	command -v git >/dev/null || missing="$$missing git"; \
+	command -v rsync >/dev/null || missing="$$missing rsync"; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing:$$missing"; \
+	  if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
+	  $$SUDO apt-get update -q && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -q $$missing; \
+	fi
+
+$(BIN)/ansible: tests/requirements.txt | system-deps
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --disable-pip-version-check --upgrade pip
+	$(BIN)/pip install --quiet --disable-pip-version-check -r tests/requirements.txt
+	touch $@
+
+venv: $(BIN)/ansible ## create .venv with the pinned tools
+
+collection: ## make the working tree importable as gpufabric.cluster (a link under .build/collections)
+	@mkdir -p $(dir $(LINK))
+	@ln -sfn $(ROOT) $(LINK)
+
+preflight: venv collection ## run the preflight playbook against $(INVENTORY) and print the readiness report
+	$(BIN)/ansible-playbook -i $(INVENTORY) gpufabric.cluster.preflight $(ARGS)
+	@cat "$${GPUFABRIC_REPORT_DIR:-$(ROOT)/reports}/preflight.md" 2>/dev/null || true
+
+test: lint sanity unit ## every test tier
+	@echo "all test tiers passed"
+
+lint: venv collection build ## ruff, yamllint, ansible-lint (production), galaxy-importer on the built tarball
+	$(BIN)/ruff check plugins tests tools
+	$(BIN)/yamllint -s .
+	$(BIN)/ansible-lint --offline
+	$(MAKE) --no-print-directory importer
+
+unit: venv collection ## pytest on module_utils, modules and filters with recorded fixtures
+	cd $(ROOT) && PYTHONPATH=$(COLLECTIONS) $(BIN)/pytest -q tests/unit; rc=$$?; \
+	  if [ $$rc = 5 ]; then echo "pytest collected no test"; exit 1; fi; exit $$rc
+
+sanity: venv ## ansible-test sanity on a copy of the tree laid out as ansible_collections/gpufabric/cluster
+	@rm -rf $(SANITY_DIR) && mkdir -p $(SANITY_DIR)
+	@git ls-files -z --cached --others --exclude-standard | rsync -a --from0 --files-from=- ./ $(SANITY_DIR)/
+	@# its own git repository, so that ansible-test lists its files rather than the ignored .build/ of ours
+	@cd $(SANITY_DIR) && git init -q && git add -A
+	@mkdir -p ~/.ansible/test/cache
+	@v="$(PIP_VERSION)"; cp tools/get_pip_offline.py ~/.ansible/test/cache/get_pip_$${v//./_}.py
+	cd $(SANITY_DIR) && $(BIN)/ansible-test sanity --venv --python 3.11 --color no $(SANITY_ARGS)
+
+build: venv ## build the collection tarball into .build/
+	@mkdir -p $(BUILD)
+	$(BIN)/ansible-galaxy collection build --force --output-path $(BUILD) .
+
+importer: build ## galaxy-importer on the built tarball (local checks, no container)
+	cd $(BUILD) && GALAXY_IMPORTER_CONFIG=$(ROOT)/tests/galaxy-importer.cfg $(BIN)/python -m galaxy_importer.main $(TARBALL)
+
+hardware: venv collection ## probe tests against the real driver and NVML (run on a GPU host)
+	PYTHONPATH=$(COLLECTIONS) $(BIN)/pytest -q -s -p no:cacheprovider tests/hardware
+
+clean: ## remove .build and the virtual environment
+	rm -rf $(BUILD) $(VENV)
