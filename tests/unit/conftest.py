@@ -1,0 +1,64 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpufabric.cluster contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Shared fixtures of the unit tier: recorded host trees and a runner for modules through AnsibleModule."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import sys
+
+import pytest
+
+FIXTURES = os.path.join(os.path.dirname(__file__), "fixtures")
+SHARED_REFERENCE = os.path.normpath(os.path.join(os.path.dirname(__file__), "..", "..", "..", "shared", "reference"))
+HOST_NAMES = ("hgx_h100", "gb200_tray", "no_nvidia", "broken_node")
+
+
+def _load_builder():
+    spec = importlib.util.spec_from_file_location("build_trees", os.path.join(FIXTURES, "build_trees.py"))
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses resolve their module through sys.modules
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="session")
+def tree_builder():
+    """The fixture-tree builder module (tests/unit/fixtures/build_trees.py)."""
+    return _load_builder()
+
+
+@pytest.fixture(scope="session")
+def host_trees(tmp_path_factory, tree_builder):
+    """Build every recorded host once; map host name to its root path."""
+    dest = str(tmp_path_factory.mktemp("hosts"))
+    return {name: tree_builder.build_tree(name, dest) for name in HOST_NAMES}
+
+
+@pytest.fixture
+def fresh_tree(tmp_path, tree_builder):
+    """Build one host into a per-test directory, for tests that alter the tree."""
+    def build(name):
+        return tree_builder.build_tree(name, str(tmp_path))
+    return build
+
+
+@pytest.fixture(scope="session")
+def nvml_recording(host_trees):
+    """Return the recorded NVML answers of a host, as written beside its tree."""
+    def load(name):
+        with open(host_trees[name] + ".nvml.json", encoding="utf-8") as handle:
+            return json.load(handle)
+    return load
+
+
+@pytest.fixture(scope="session")
+def shared_reference():
+    """Path of ../shared/reference beside the checkout (upstream samples, read in place)."""
+    if not os.path.isdir(SHARED_REFERENCE):
+        pytest.fail(f"{SHARED_REFERENCE} is missing: the tests read upstream samples from ../shared "
+                    "beside the checkout", pytrace=False)
+    return SHARED_REFERENCE
