@@ -1,0 +1,310 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpufabric.cluster contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The NVIDIA GPUs of a host: NVML when the driver is loaded, PCI sysfs otherwise.
+
+:func:`collect_gpu` is the probe's entry point; it returns exactly the result of
+the ``gpu_info`` module (and the ``gpu`` key of ``fabric_facts``).  With the
+nvidia driver loaded the GPUs come from NVML (through :mod:`.nvml`'s adapter),
+each matched to its PCI function in sysfs for the NUMA node, device id and bound
+driver.  Without the driver, without nvidia-ml-py, or when NVML cannot be
+initialised, the GPUs are listed from ``/sys/bus/pci/devices`` (vendor 0x10de,
+class 0x0300xx VGA or 0x0302xx 3D controller; NVSwitches, class 0x0680xx, are
+not GPUs) and the NVML-only fields are ``None``.
+
+The NVLink fabric is interpreted as NVIDIA's DRA driver and GPU Feature
+Discovery do: a GPU whose fabric registration is ``completed`` with status
+success and a non-zero cluster UUID belongs to the clique
+``<cluster uuid>.<clique id>`` (the ``nvidia.com/gpu.clique`` node label); an
+all-zero cluster UUID is an NVLink (NVSwitch) system that is not multi-node.
+"""
+
+from __future__ import annotations
+
+import os
+import typing as t
+import uuid
+from dataclasses import dataclass
+
+from ansible_collections.gpufabric.cluster.plugins.module_utils import nvml
+from ansible_collections.gpufabric.cluster.plugins.module_utils.errors import NvmlError, ParseError, ProbeRootError
+from ansible_collections.gpufabric.cluster.plugins.module_utils.host_files import (
+    check_root,
+    exists,
+    link_target,
+    list_dir,
+    read_text,
+)
+from ansible_collections.gpufabric.cluster.plugins.module_utils.nvidia_driver import read_nvidia_driver
+
+NVIDIA_VENDOR = 0x10DE
+GPU_CLASSES = (0x0300, 0x0302)  # PCI base class/subclass: VGA compatible, 3D controller
+PCI_DEVICES = "/sys/bus/pci/devices"
+MIB = 1024 * 1024
+
+FABRIC_STATES = {0: "not_supported", 1: "not_started", 2: "in_progress", 3: "completed"}
+FABRIC_NOT_SUPPORTED = 0
+FABRIC_COMPLETED = 3
+
+SourceFactory = t.Callable[[str], nvml.NvmlSource]
+
+
+@dataclass(frozen=True)
+class PciGpu:
+    """An NVIDIA GPU PCI function as sysfs shows it."""
+
+    address: str  # 0000:1b:00.0
+    device_id: str | None  # 0x2330
+    numa_node: int | None  # None: no NUMA affinity (-1) or unknown
+    driver: str | None  # the bound driver (nvidia, vfio-pci) or None
+
+
+def normalize_pci_address(bus_id: str) -> str:
+    """Return a PCI address in the kernel's form.
+
+    >>> normalize_pci_address("00000000:1B:00.0")
+    '0000:1b:00.0'
+
+    Raises :class:`ParseError` when ``bus_id`` is not ``domain:bus:device.function``.
+    """
+    try:
+        domain, bus, devfn = bus_id.strip().split(":")
+        device, function = devfn.split(".")
+        return f"{int(domain, 16):04x}:{int(bus, 16):02x}:{int(device, 16):02x}.{int(function, 16):x}"
+    except ValueError:
+        raise ParseError(f"{bus_id!r} is not a PCI bus id") from None
+
+
+def _pci_sort_key(address: str) -> tuple[int, ...]:
+    domain, bus, devfn = address.split(":")
+    device, function = devfn.split(".")
+    return int(domain, 16), int(bus, 16), int(device, 16), int(function, 16)
+
+
+def _read_hex(root: str, path: str, errors: list[str]) -> int | None:
+    text = read_text(root, path)
+    if text is None:
+        errors.append(f"{path}: cannot be read")
+        return None
+    try:
+        return int(text, 16)
+    except ValueError:
+        errors.append(f"{path}: {text[:40]!r} is not a hexadecimal number")
+        return None
+
+
+def _read_numa_node(root: str, path: str, errors: list[str]) -> int | None:
+    text = read_text(root, path)
+    if text is None:  # kernels built without NUMA have no numa_node
+        return None
+    try:
+        node = int(text)
+    except ValueError:
+        errors.append(f"{path}: {text[:40]!r} is not a NUMA node number")
+        return None
+    return node if node >= 0 else None
+
+
+def list_pci_gpus(root: str) -> tuple[list[PciGpu], list[str]]:
+    """Return the NVIDIA GPU functions below ``root`` in PCI address order, and what could not be read."""
+    errors: list[str] = []
+    if not exists(root, PCI_DEVICES):
+        return [], [f"{PCI_DEVICES}: not found"]
+    gpus = []
+    for name in list_dir(root, PCI_DEVICES):
+        base = f"{PCI_DEVICES}/{name}"
+        vendor = _read_hex(root, f"{base}/vendor", errors)
+        if vendor != NVIDIA_VENDOR:
+            continue
+        pci_class = _read_hex(root, f"{base}/class", errors)
+        if pci_class is None or (pci_class >> 8) not in GPU_CLASSES:
+            continue
+        try:
+            address = normalize_pci_address(name)
+        except ParseError as exc:
+            errors.append(f"{base}: {exc}")
+            continue
+        device = _read_hex(root, f"{base}/device", errors)
+        driver = link_target(root, f"{base}/driver")
+        gpus.append(PciGpu(
+            address=address,
+            device_id=None if device is None else f"0x{device:04x}",
+            numa_node=_read_numa_node(root, f"{base}/numa_node", errors),
+            driver=os.path.basename(driver) if driver else None,
+        ))
+    gpus.sort(key=lambda gpu: _pci_sort_key(gpu.address))
+    return gpus, errors
+
+
+def cuda_version_text(encoded: int) -> str:
+    """Return NVML's encoded CUDA driver version as text (``12080`` -> ``'12.8'``)."""
+    return f"{encoded // 1000}.{(encoded % 1000) // 10}"
+
+
+def interpret_fabric(info: nvml.FabricInfo | None) -> dict:
+    """Return the ``fabric`` of a GPU from NVML's fabric info (``None``: NVML said NOT_SUPPORTED).
+
+    A GPU without an NVLink fabric either makes NVML raise NOT_SUPPORTED or (a PCIe H100, driver 580)
+    answers success with state NOT_SUPPORTED and zeros; both read as ``state: not_supported`` with the
+    other fields ``None``, as ``nvidia-smi -q`` shows N/A.  ``clique`` is set only for a completed,
+    successful registration with a non-zero cluster UUID.
+    """
+    if info is None or info.state == FABRIC_NOT_SUPPORTED:
+        return {"state": "not_supported", "status": None, "cluster_uuid": None, "clique_id": None, "clique": None}
+    cluster = uuid.UUID(info.cluster_uuid)
+    clique = None
+    if info.state == FABRIC_COMPLETED and info.status == nvml.NVML_SUCCESS and cluster.int != 0:
+        clique = f"{cluster}.{info.clique_id}"
+    return {
+        "state": FABRIC_STATES.get(info.state, f"unknown_{info.state}"),
+        "status": "success" if info.status == nvml.NVML_SUCCESS else nvml.nvml_return_string(info.status),
+        "cluster_uuid": str(cluster),
+        "clique_id": info.clique_id,
+        "clique": clique,
+    }
+
+
+def _empty_gpu(index: int) -> dict:
+    return {"index": index, "uuid": None, "name": None, "pci_address": None, "device_id": None, "numa_node": None,
+            "memory_total_mib": None, "mig_mode": None, "persistence_mode": None, "fabric": None, "driver": None}
+
+
+_UNSET = object()
+_NOT_SUPPORTED = object()
+
+
+class _DeviceQueries:
+    """Asks one GPU's queries; a failing query becomes an error naming the GPU and the query."""
+
+    def __init__(self, source: nvml.NvmlSource, index: int, errors: list[str]):
+        self.source, self.index, self.errors = source, index, errors
+
+    def ask(self, query: str, not_supported: t.Any = _UNSET) -> t.Any:
+        try:
+            return getattr(self.source, query)(self.index)
+        except nvml.NvmlNotSupported as exc:
+            if not_supported is _UNSET:
+                self.errors.append(f"GPU {self.index}: NVML {query} failed: {exc}")
+                return None
+            return not_supported
+        except NvmlError as exc:
+            self.errors.append(f"GPU {self.index}: NVML {query} failed: {exc}")
+            return None
+
+
+def _nvml_gpu(source: nvml.NvmlSource, index: int, pci: dict[str, PciGpu], errors: list[str],
+              warnings: list[str]) -> dict:
+    gpu = _empty_gpu(index)
+    queries = _DeviceQueries(source, index, errors)
+    gpu["uuid"] = queries.ask("uuid")
+    gpu["name"] = queries.ask("name")
+    bus_id = queries.ask("pci_bus_id")
+    if bus_id is not None:
+        try:
+            gpu["pci_address"] = normalize_pci_address(bus_id)
+        except ParseError as exc:
+            errors.append(f"GPU {index}: NVML pci_bus_id: {exc}")
+    memory = queries.ask("memory_total")
+    gpu["memory_total_mib"] = None if memory is None else memory // MIB
+    mig = queries.ask("mig_mode", not_supported=None)
+    gpu["mig_mode"] = None if mig is None else {"current": bool(mig[0]), "pending": bool(mig[1])}
+    persistence = queries.ask("persistence_mode", not_supported=None)
+    gpu["persistence_mode"] = None if persistence is None else bool(persistence)
+    fabric_info = queries.ask("fabric_info", not_supported=_NOT_SUPPORTED)
+    if fabric_info is not None:
+        fabric = interpret_fabric(None if fabric_info is _NOT_SUPPORTED else fabric_info)
+        gpu["fabric"] = fabric
+        if fabric["state"] in ("not_started", "in_progress"):
+            warnings.append(f"GPU {index}: NVLink fabric registration is {fabric['state']}; no clique yet")
+        elif fabric["state"] == "completed" and fabric["status"] != "success":
+            warnings.append(f"GPU {index}: NVLink fabric registration failed: {fabric['status']}")
+    if gpu["pci_address"] is not None:
+        function = pci.get(gpu["pci_address"])
+        if function is None:
+            warnings.append(f"GPU {index}: {gpu['pci_address']} is not in {PCI_DEVICES}")
+        else:
+            gpu["device_id"], gpu["numa_node"], gpu["driver"] = function.device_id, function.numa_node, function.driver
+    return gpu
+
+
+def _collect_nvml(source: nvml.NvmlSource, pci_gpus: list[PciGpu], result: dict) -> list[dict]:
+    """Fill the versions in ``result`` and return the GPUs NVML sees; raise NvmlError when NVML is unusable."""
+    errors, warnings = result["errors"], result["warnings"]
+    source.init()
+    try:
+        for query in ("driver_version", "cuda_driver_version", "nvml_version"):
+            try:
+                value = getattr(source, query)()
+            except NvmlError as exc:
+                errors.append(f"NVML {query} failed: {exc}")
+                continue
+            result[query] = cuda_version_text(value) if query == "cuda_driver_version" else value
+        count = source.device_count()
+        pci = {gpu.address: gpu for gpu in pci_gpus}
+        gpus = [_nvml_gpu(source, index, pci, errors, warnings) for index in range(count)]
+    finally:
+        try:
+            source.shutdown()
+        except NvmlError as exc:
+            warnings.append(f"NVML shutdown failed: {exc}")
+    seen = {gpu["pci_address"] for gpu in gpus}
+    for function in pci_gpus:
+        if function.address not in seen:
+            warnings.append(f"PCI GPU {function.address} is not reported by NVML")
+    return gpus
+
+
+def _pci_gpu(index: int, function: PciGpu) -> dict:
+    gpu = _empty_gpu(index)
+    gpu.update(pci_address=function.address, device_id=function.device_id, numa_node=function.numa_node,
+               driver=function.driver)
+    return gpu
+
+
+def collect_gpu(root: str, runner: t.Any = None, source_factory: SourceFactory | None = None) -> dict:
+    """Return the ``gpu_info`` result for the host below ``root``.
+
+    ``runner`` is unused (no tool is run) and kept for the common collector signature.
+    ``source_factory(root)`` returns the NVML source; :func:`nvml.nvml_source` by default.
+    """
+    result: dict[str, t.Any] = {
+        "driver_loaded": False, "driver_version": None, "kernel_module": None, "cuda_driver_version": None,
+        "nvml_version": None, "source": "pci", "count": 0, "gpus": [], "cliques": [], "errors": [],
+        "warnings": [],
+    }
+    try:
+        root = check_root(root)
+    except ProbeRootError as exc:
+        result["errors"].append(str(exc))
+        return result
+    driver = read_nvidia_driver(root)
+    result.update(driver_loaded=driver.loaded, driver_version=driver.version, kernel_module=driver.kernel_module)
+    pci_gpus, pci_errors = list_pci_gpus(root)
+    result["errors"].extend(pci_errors)
+
+    gpus = None
+    if driver.loaded:
+        factory = source_factory or nvml.nvml_source
+        nvml_result = dict(result, errors=[], warnings=[])
+        try:
+            gpus = _collect_nvml(factory(root), pci_gpus, nvml_result)
+        except nvml.PynvmlMissing as exc:
+            result["warnings"].append(f"{exc}. Listing GPUs from PCI sysfs instead")
+        except NvmlError as exc:
+            result["warnings"].append(f"NVML is not usable ({exc}); listing GPUs from PCI sysfs instead")
+        else:
+            nvml_result["errors"] = result["errors"] + nvml_result["errors"]
+            nvml_result["warnings"] = result["warnings"] + nvml_result["warnings"]
+            result = nvml_result
+            result["source"] = "nvml"
+            if result["driver_version"] is None:
+                result["driver_version"] = driver.version
+    if gpus is None:
+        gpus = [_pci_gpu(index, function) for index, function in enumerate(pci_gpus)]
+
+    result["gpus"] = gpus
+    result["count"] = len(gpus)
+    result["cliques"] = sorted({gpu["fabric"]["clique"] for gpu in gpus if gpu["fabric"] and gpu["fabric"]["clique"]})
+    if len(result["cliques"]) > 1:
+        result["warnings"].append(f"GPUs of this host report different cliques: {', '.join(result['cliques'])}")
+    return result

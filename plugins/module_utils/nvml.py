@@ -1,0 +1,406 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpufabric.cluster contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The one adapter between the GPU probe and NVML.
+
+:class:`NvmlSource` is the handful of NVML queries the GPU probe needs.
+:class:`PynvmlSource` asks the real NVML through nvidia-ml-py (``import pynvml``,
+optional, imported behind a guard); :class:`RecordedSource` replays recorded
+answers from a plain dict (the ``<host>.nvml.json`` files the test fixture
+builder writes), so the tests, the benchmarks and anyone reproducing a report
+can run the probe without a GPU.  The probe gets its source from
+:func:`nvml_source`, the single place a caller (or a test) swaps it.
+
+Every query answers plain Python values or raises :class:`NvmlError`;
+:class:`NvmlNotSupported` (a subclass) means NVML answered
+``NVML_ERROR_NOT_SUPPORTED`` for that query on that device.
+"""
+
+from __future__ import annotations
+
+import abc
+import ctypes
+import os
+import traceback
+import typing as t
+import uuid
+from dataclasses import dataclass
+
+from ansible.module_utils.basic import missing_required_lib
+
+from ansible_collections.gpufabric.cluster.plugins.module_utils.errors import NvmlError
+
+PYNVML_IMPORT_ERROR: str | None = None
+try:
+    import pynvml
+except ImportError:  # nvidia-ml-py is optional: without it the probe lists GPUs from PCI sysfs
+    pynvml = None
+    PYNVML_IMPORT_ERROR = traceback.format_exc()
+
+HAS_PYNVML = pynvml is not None
+
+PYNVML_LIBRARY = "nvidia-ml-py"
+PYNVML_URL = "https://pypi.org/project/nvidia-ml-py/"
+
+NVML_SUCCESS = 0
+NVML_ERROR_NOT_SUPPORTED = 3
+NVML_ERROR_FUNCTION_NOT_FOUND = 13
+NVML_ERROR_ARGUMENT_VERSION_MISMATCH = 25
+
+# nvmlReturn_t codes and the text NVML gives for them (nvidia-ml-py's NVMLError table; the others named
+# after their NVML_ERROR_* constant).  Used to name the status of a GPU's fabric registration.
+NVML_RETURN_STRINGS = {
+    0: "Success",
+    1: "Uninitialized",
+    2: "Invalid Argument",
+    3: "Not Supported",
+    4: "Insufficient Permissions",
+    5: "Already Initialized",
+    6: "Not Found",
+    7: "Insufficient Size",
+    8: "Insufficient External Power",
+    9: "Driver Not Loaded",
+    10: "Timeout",
+    11: "Interrupt Request Issue",
+    12: "NVML Shared Library Not Found",
+    13: "Function Not Found",
+    14: "Corrupted infoROM",
+    15: "GPU is lost",
+    16: "GPU requires restart",
+    17: "The operating system has blocked the request.",
+    18: "RM has detected an NVML/RM version mismatch.",
+    19: "In Use",
+    20: "Insufficient Memory",
+    21: "No Data",
+    22: "vGPU ECC Not Supported",
+    23: "Insufficient Resources",
+    24: "Frequency Not Supported",
+    25: "Argument Version Mismatch",
+    26: "Deprecated",
+    27: "Not Ready",
+    28: "GPU Not Found",
+    29: "Invalid State",
+    30: "Reset Type Not Supported",
+    999: "Unknown Error",
+}
+
+# Query names, as RecordedSource's ``errors`` maps use them and as the probe names them in its errors.
+SYSTEM_QUERIES = ("driver_version", "cuda_driver_version", "nvml_version", "device_count")
+DEVICE_QUERIES = ("uuid", "name", "pci_bus_id", "memory_total", "mig_mode", "persistence_mode", "fabric_info")
+
+
+def nvml_return_string(code: int) -> str:
+    """Return NVML's text for an ``nvmlReturn_t`` code (``3`` -> ``'Not Supported'``)."""
+    return NVML_RETURN_STRINGS.get(code, f"NVML error {code}")
+
+
+class NvmlNotSupported(NvmlError):
+    """NVML answered NVML_ERROR_NOT_SUPPORTED: the device does not have this feature."""
+
+
+class PynvmlMissing(NvmlError):
+    """nvidia-ml-py cannot be imported; ``str()`` is Ansible's missing_required_lib text."""
+
+    def __init__(self, message: str, import_traceback: str | None):
+        super().__init__(message)
+        self.traceback = import_traceback
+
+
+@dataclass(frozen=True)
+class FabricInfo:
+    """A GPU's NVLink fabric registration as NVML reports it (``nvmlGpuFabricInfo``).
+
+    ``cluster_uuid`` is the canonical text of the 16 ``clusterUuid`` bytes; ``state`` and ``status``
+    are the raw ``nvmlGpuFabricState_t`` and ``nvmlReturn_t`` numbers.
+    """
+
+    state: int
+    status: int
+    cluster_uuid: str
+    clique_id: int
+
+
+class NvmlSource(abc.ABC):
+    """The NVML queries the GPU probe makes.  Devices are addressed by NVML index."""
+
+    @abc.abstractmethod
+    def init(self) -> None:
+        """Initialise NVML; raise :class:`NvmlError` when it cannot be."""
+
+    @abc.abstractmethod
+    def shutdown(self) -> None:
+        """Release NVML."""
+
+    @abc.abstractmethod
+    def driver_version(self) -> str:
+        """The driver version NVML reports (``'570.172.08'``)."""
+
+    @abc.abstractmethod
+    def cuda_driver_version(self) -> int:
+        """The CUDA version the driver supports, encoded as NVML does (``12080`` is 12.8)."""
+
+    @abc.abstractmethod
+    def nvml_version(self) -> str:
+        """The NVML library version (``'12.570.172.08'``)."""
+
+    @abc.abstractmethod
+    def device_count(self) -> int:
+        """How many GPUs NVML sees."""
+
+    @abc.abstractmethod
+    def uuid(self, index: int) -> str:
+        """The GPU's UUID (``'GPU-...'``)."""
+
+    @abc.abstractmethod
+    def name(self, index: int) -> str:
+        """The product name (``'NVIDIA H100 80GB HBM3'``)."""
+
+    @abc.abstractmethod
+    def pci_bus_id(self, index: int) -> str:
+        """The PCI bus id in NVML's form (``'00000000:1B:00.0'``)."""
+
+    @abc.abstractmethod
+    def memory_total(self, index: int) -> int:
+        """Total framebuffer memory in bytes."""
+
+    @abc.abstractmethod
+    def mig_mode(self, index: int) -> tuple[int, int]:
+        """``(current, pending)`` MIG mode, 1 enabled; :class:`NvmlNotSupported` on GPUs without MIG."""
+
+    @abc.abstractmethod
+    def persistence_mode(self, index: int) -> int:
+        """Persistence mode, 1 enabled."""
+
+    @abc.abstractmethod
+    def fabric_info(self, index: int) -> FabricInfo:
+        """The GPU's fabric registration; :class:`NvmlNotSupported` on GPUs without an NVLink fabric."""
+
+
+# --- nvidia-ml-py --------------------------------------------------------------------------------
+
+
+class PynvmlSource(NvmlSource):
+    """Asks the running host's NVML through nvidia-ml-py.
+
+    ``module`` is the ``pynvml`` module object (the imported one by default), so its conversions can be
+    exercised against a stand-in.
+    """
+
+    def __init__(self, module: t.Any = None):
+        self._nvml = module if module is not None else pynvml
+        if self._nvml is None:
+            raise PynvmlMissing(pynvml_missing_message(), PYNVML_IMPORT_ERROR)
+        self._handles: dict[int, t.Any] = {}
+
+    @staticmethod
+    def _error(exc: Exception) -> NvmlError:
+        """Translate a ``pynvml.NVMLError`` (``NVMLError_GpuIsLost: GPU is lost``)."""
+        message = f"{type(exc).__name__}: {exc}"
+        if getattr(exc, "value", None) == NVML_ERROR_NOT_SUPPORTED:
+            return NvmlNotSupported(message)
+        return NvmlError(message)
+
+    def _call(self, func: t.Callable[..., t.Any], *args: t.Any) -> t.Any:
+        try:
+            return func(*args)
+        except self._nvml.NVMLError as exc:
+            raise self._error(exc) from exc
+
+    def _handle(self, index: int) -> t.Any:
+        if index not in self._handles:
+            self._handles[index] = self._call(self._nvml.nvmlDeviceGetHandleByIndex, index)
+        return self._handles[index]
+
+    @staticmethod
+    def _text(value: t.Any) -> str:
+        return value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value)
+
+    def init(self) -> None:
+        self._call(self._nvml.nvmlInit)
+
+    def shutdown(self) -> None:
+        self._handles.clear()
+        self._call(self._nvml.nvmlShutdown)
+
+    def driver_version(self) -> str:
+        return self._text(self._call(self._nvml.nvmlSystemGetDriverVersion))
+
+    def cuda_driver_version(self) -> int:
+        return int(self._call(self._nvml.nvmlSystemGetCudaDriverVersion))
+
+    def nvml_version(self) -> str:
+        return self._text(self._call(self._nvml.nvmlSystemGetNVMLVersion))
+
+    def device_count(self) -> int:
+        return int(self._call(self._nvml.nvmlDeviceGetCount))
+
+    def uuid(self, index: int) -> str:
+        return self._text(self._call(self._nvml.nvmlDeviceGetUUID, self._handle(index)))
+
+    def name(self, index: int) -> str:
+        return self._text(self._call(self._nvml.nvmlDeviceGetName, self._handle(index)))
+
+    def pci_bus_id(self, index: int) -> str:
+        info = self._call(self._nvml.nvmlDeviceGetPciInfo, self._handle(index))
+        return self._text(info.busId)
+
+    def memory_total(self, index: int) -> int:
+        info = self._call(self._nvml.nvmlDeviceGetMemoryInfo, self._handle(index))
+        return int(info.total)
+
+    def mig_mode(self, index: int) -> tuple[int, int]:
+        current, pending = self._call(self._nvml.nvmlDeviceGetMigMode, self._handle(index))
+        return int(current), int(pending)
+
+    def persistence_mode(self, index: int) -> int:
+        return int(self._call(self._nvml.nvmlDeviceGetPersistenceMode, self._handle(index)))
+
+    def fabric_info(self, index: int) -> FabricInfo:
+        handle = self._handle(index)
+        info = None
+        versioned = getattr(self._nvml, "nvmlDeviceGetGpuFabricInfoV", None)
+        if versioned is not None:
+            # Newest struct first; a driver older than the struct answers ARGUMENT_VERSION_MISMATCH.
+            for struct_name in ("c_nvmlGpuFabricInfo_v3_t", "c_nvmlGpuFabricInfo_v2_t"):
+                struct = getattr(self._nvml, struct_name, None)
+                if struct is None:
+                    continue
+                candidate = struct()
+                try:
+                    versioned(handle, ctypes.byref(candidate))
+                except self._nvml.NVMLError as exc:
+                    if getattr(exc, "value", None) in (NVML_ERROR_ARGUMENT_VERSION_MISMATCH,
+                                                       NVML_ERROR_FUNCTION_NOT_FOUND):
+                        continue
+                    raise self._error(exc) from exc
+                info = candidate
+                break
+        if info is None:
+            info = self._nvml.c_nvmlGpuFabricInfo_t()
+            self._call(self._nvml.nvmlDeviceGetGpuFabricInfo, handle, ctypes.byref(info))
+        return FabricInfo(state=int(info.state), status=int(info.status),
+                          cluster_uuid=str(uuid.UUID(bytes=bytes(info.clusterUuid))), clique_id=int(info.cliqueId))
+
+
+# --- recorded answers ----------------------------------------------------------------------------
+
+
+class RecordedSource(NvmlSource):
+    """Replays recorded NVML answers from a dict; nothing is asked of a real GPU.
+
+    The dict (what ``tests/unit/fixtures/build_trees.py`` writes as ``<host>.nvml.json``)::
+
+        {"driver_version": "570.172.08", "cuda_driver_version": 12080, "nvml_version": "12.570.172.08",
+         "errors": {"<system query>": "error text"},                     # optional
+         "devices": [{"index": 0, "uuid": "GPU-...", "name": "...", "pci_bus_id": "00000000:1B:00.0",
+                      "memory_total": 85520809984, "mig_mode": [0, 0], "persistence_mode": 1,
+                      "fabric": {"state": 3, "status": 0, "cluster_uuid": "<uuid text>", "clique_id": 1},
+                      "errors": {"<device query>": "error text"}}]}
+
+    or ``{"init_error": "error text"}`` for an NVML that cannot be initialised.  ``fabric: null`` is
+    NVML's NOT_SUPPORTED.  An ``errors`` entry makes that query raise :class:`NvmlError` with the text
+    (:class:`NvmlNotSupported` when the text names NotSupported).  Query names: ``SYSTEM_QUERIES`` and
+    ``DEVICE_QUERIES``.
+    """
+
+    def __init__(self, recording: dict):
+        self._recording = recording
+        self._devices = {int(device.get("index", position)): device
+                         for position, device in enumerate(recording.get("devices") or [])}
+
+    @staticmethod
+    def _raise(text: str) -> t.NoReturn:
+        if "NotSupported" in text or "Not Supported" in text:
+            raise NvmlNotSupported(text)
+        raise NvmlError(text)
+
+    def _system(self, query: str) -> t.Any:
+        errors = self._recording.get("errors") or {}
+        if query in errors:
+            self._raise(errors[query])
+        if query not in self._recording:
+            raise NvmlError(f"no recorded answer for {query}")
+        return self._recording[query]
+
+    def _device(self, index: int, query: str, key: str | None = None) -> t.Any:
+        device = self._devices.get(index)
+        if device is None:
+            raise NvmlError(f"NVMLError_InvalidArgument: Invalid Argument (no recorded GPU {index})")
+        errors = device.get("errors") or {}
+        if query in errors:
+            self._raise(errors[query])
+        key = key or query
+        if key not in device:
+            raise NvmlError(f"no recorded answer for {query} of GPU {index}")
+        return device[key]
+
+    def init(self) -> None:
+        if "init_error" in self._recording:
+            self._raise(self._recording["init_error"])
+
+    def shutdown(self) -> None:
+        return None
+
+    def driver_version(self) -> str:
+        return str(self._system("driver_version"))
+
+    def cuda_driver_version(self) -> int:
+        return int(self._system("cuda_driver_version"))
+
+    def nvml_version(self) -> str:
+        return str(self._system("nvml_version"))
+
+    def device_count(self) -> int:
+        errors = self._recording.get("errors") or {}
+        if "device_count" in errors:
+            self._raise(errors["device_count"])
+        return len(self._devices)
+
+    def uuid(self, index: int) -> str:
+        return str(self._device(index, "uuid"))
+
+    def name(self, index: int) -> str:
+        return str(self._device(index, "name"))
+
+    def pci_bus_id(self, index: int) -> str:
+        return str(self._device(index, "pci_bus_id"))
+
+    def memory_total(self, index: int) -> int:
+        return int(self._device(index, "memory_total"))
+
+    def mig_mode(self, index: int) -> tuple[int, int]:
+        current, pending = self._device(index, "mig_mode")
+        return int(current), int(pending)
+
+    def persistence_mode(self, index: int) -> int:
+        return int(self._device(index, "persistence_mode"))
+
+    def fabric_info(self, index: int) -> FabricInfo:
+        fabric = self._device(index, "fabric_info", key="fabric")
+        if fabric is None:
+            raise NvmlNotSupported("NVMLError_NotSupported: Not Supported")
+        return FabricInfo(state=int(fabric["state"]), status=int(fabric["status"]),
+                          cluster_uuid=str(uuid.UUID(fabric["cluster_uuid"])), clique_id=int(fabric["clique_id"]))
+
+
+# --- the factory ---------------------------------------------------------------------------------
+
+
+def pynvml_missing_message() -> str:
+    """Ansible's text for the missing nvidia-ml-py library."""
+    return missing_required_lib(PYNVML_LIBRARY, reason="to query GPUs through NVML", url=PYNVML_URL)
+
+
+def nvml_source(root: str) -> NvmlSource:
+    """Return the NVML source for a probe of ``root``.
+
+    NVML always describes the running host, so it is only used when ``root`` is ``/``; for any other
+    root this raises :class:`NvmlError` and the probe lists the tree's GPUs from PCI sysfs.  Raises
+    :class:`PynvmlMissing` when nvidia-ml-py is not installed.  Tests replace this function to hand the
+    probe a :class:`RecordedSource`.
+    """
+    if pynvml is None:
+        raise PynvmlMissing(pynvml_missing_message(), PYNVML_IMPORT_ERROR)
+    if os.path.realpath(root) != "/":
+        raise NvmlError(f"NVML describes the running host, not the tree at root {root!r}")
+    return PynvmlSource()

@@ -1,0 +1,222 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpufabric.cluster contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+---
+module: gpu_info
+short_description: Report the NVIDIA GPUs of a host, their driver and their NVLink fabric cliques
+version_added: 1.0.0
+description:
+  - Lists the NVIDIA GPUs of a host with the loaded driver, CUDA and NVML versions and the kernel module
+    flavour (open or proprietary).
+  - When the nvidia driver is loaded the GPUs are queried through NVML (nvidia-ml-py) and each is matched
+    to its PCI function in sysfs for its NUMA node. Otherwise, and when NVML cannot be used, the GPUs are
+    listed from C(/sys/bus/pci/devices) (vendor C(0x10de), class VGA C(0x0300) or 3D controller C(0x0302);
+    NVSwitches are not listed) and the fields only NVML knows are V(null).
+  - For every GPU the NVLink fabric registration is returned with its clique C(<ClusterUUID>.<CliqueId>),
+    the same string GPU Feature Discovery puts in the node label C(nvidia.com/gpu.clique). Hosts of one
+    Multi-Node NVLink domain share a clique; an NVSwitch system that is not multi-node reports an all-zero
+    cluster UUID and no clique.
+  - Read only. A host without GPUs reports none; what cannot be read is listed in RV(errors) or warned
+    about, and never fails the task.
+  - NVML always describes the running host, so it is only asked when O(root) is C(/).
+author: gpufabric.cluster contributors (@gpufabric)
+requirements:
+  - nvidia-ml-py on the managed host to read NVML (without it the GPUs are listed from PCI sysfs, with a warning)
+extends_documentation_fragment:
+  - gpufabric.cluster.probe
+  - ansible.builtin.action_common_attributes
+  - ansible.builtin.action_common_attributes.actiongroups
+attributes:
+  check_mode:
+    support: full
+    details: The module only reads; it returns the same result in check mode.
+  diff_mode:
+    support: none
+  platform:
+    platforms: posix
+  action_group:
+    support: full
+    membership:
+      - gpufabric.cluster.probes
+seealso:
+  - module: gpufabric.cluster.fabric_facts
+  - name: NVML API reference, nvmlDeviceGetGpuFabricInfoV
+    description: The fabric information the clique is derived from.
+    link: https://docs.nvidia.com/deploy/nvml-api/group__nvmlDeviceQueries.html
+"""
+
+EXAMPLES = r"""
+- name: Read the GPUs of the host
+  gpufabric.cluster.gpu_info:
+  register: gpu
+
+- name: Fail when a GB200 tray has not joined its NVLink domain
+  ansible.builtin.assert:
+    that:
+      - gpu.count > 0
+      - gpu.cliques | length == 1
+    fail_msg: "GPUs report cliques {{ gpu.cliques }}"
+
+- name: Inspect a recorded copy of another host's /sys and /proc
+  gpufabric.cluster.gpu_info:
+    root: /srv/recorded/node-07
+"""
+
+RETURN = r"""
+driver_loaded:
+  description: Whether the nvidia kernel module is loaded (C(/proc/driver/nvidia/version) or C(/sys/module/nvidia)).
+  returned: always
+  type: bool
+  sample: true
+driver_version:
+  description: The driver version NVML reports, or the loaded module's when NVML is not used; V(null) without a driver.
+  returned: always
+  type: str
+  sample: "570.172.08"
+kernel_module:
+  description: Flavour of the loaded kernel module, V(open) or V(proprietary); V(null) without a driver.
+  returned: always
+  type: str
+  sample: open
+cuda_driver_version:
+  description: The highest CUDA version the driver supports, from NVML; V(null) when NVML is not used.
+  returned: always
+  type: str
+  sample: "12.8"
+nvml_version:
+  description: The NVML library version; V(null) when NVML is not used.
+  returned: always
+  type: str
+  sample: "12.570.172.08"
+source:
+  description: Where the GPUs were read, V(nvml) or V(pci) (sysfs, no driver or NVML not usable).
+  returned: always
+  type: str
+  sample: nvml
+count:
+  description: Number of GPUs in RV(gpus).
+  returned: always
+  type: int
+  sample: 4
+gpus:
+  description: The GPUs, in NVML index order (by PCI address when listed from PCI).
+  returned: always
+  type: list
+  elements: dict
+  contains:
+    index:
+      description: NVML index; the position in PCI address order when listed from PCI.
+      type: int
+      sample: 0
+    uuid:
+      description: GPU UUID; V(null) when listed from PCI.
+      type: str
+      sample: GPU-5e0d7b3a-91c4-4f0e-b1d2-7a3c9e0f1200
+    name:
+      description: Product name; V(null) when listed from PCI.
+      type: str
+      sample: NVIDIA GB200
+    pci_address:
+      description: PCI address in the kernel's form.
+      type: str
+      sample: "0008:01:00.0"
+    device_id:
+      description: PCI device id, from sysfs.
+      type: str
+      sample: "0x2941"
+    numa_node:
+      description: NUMA node of the PCI function; V(null) when it has no NUMA affinity.
+      type: int
+      sample: 0
+    memory_total_mib:
+      description: Total GPU memory in MiB; V(null) when listed from PCI.
+      type: int
+      sample: 190464
+    mig_mode:
+      description: MIG mode; V(null) when listed from PCI or the GPU has no MIG.
+      type: dict
+      contains:
+        current:
+          description: MIG is enabled now.
+          type: bool
+          sample: false
+        pending:
+          description: MIG will be enabled after the next GPU reset.
+          type: bool
+          sample: false
+    persistence_mode:
+      description: Whether persistence mode is on; V(null) when listed from PCI.
+      type: bool
+      sample: true
+    fabric:
+      description:
+        - The GPU's NVLink fabric registration (NVML GPU fabric info); V(null) when listed from PCI or unreadable.
+      type: dict
+      contains:
+        state:
+          description:
+            - V(not_supported) (the GPU has no NVLink fabric), V(not_started), V(in_progress) or V(completed).
+          type: str
+          sample: completed
+        status:
+          description: V(success) or NVML's error text for the registration; V(null) when not supported.
+          type: str
+          sample: success
+        cluster_uuid:
+          description:
+            - The fabric's cluster UUID; all zeros on NVSwitch systems that are not multi-node.
+            - V(null) when the state is V(not_supported).
+          type: str
+          sample: 3c1a5f2e-9b7d-4c2a-8e6f-1d0b7a9c4e21
+        clique_id:
+          description: The clique within the cluster; V(null) when the state is V(not_supported).
+          type: int
+          sample: 1
+        clique:
+          description:
+            - C(<cluster_uuid>.<clique_id>) for a completed, successful registration with a non-zero cluster
+              UUID, else V(null).
+          type: str
+          sample: 3c1a5f2e-9b7d-4c2a-8e6f-1d0b7a9c4e21.1
+    driver:
+      description: The driver bound to the PCI function (V(nvidia), V(vfio-pci)); V(null) when none.
+      type: str
+      sample: nvidia
+cliques:
+  description: The distinct cliques of the GPUs, sorted; empty when no GPU is in a multi-node NVLink domain.
+  returned: always
+  type: list
+  elements: str
+  sample: ["3c1a5f2e-9b7d-4c2a-8e6f-1d0b7a9c4e21.1"]
+errors:
+  description: What could not be read (a missing root, an unreadable sysfs file, an NVML query of one GPU).
+  returned: always
+  type: list
+  elements: str
+  sample: ["GPU 1: NVML fabric_info failed: NVMLError_GpuIsLost: GPU is lost"]
+"""
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.gpufabric.cluster.plugins.module_utils.gpu import collect_gpu
+
+
+def main() -> None:
+    """Module entry point."""
+    module = AnsibleModule(
+        argument_spec={"root": {"type": "path", "default": "/"}},
+        supports_check_mode=True,
+    )
+    result = collect_gpu(module.params["root"], module.run_command)
+    for warning in result.pop("warnings"):
+        module.warn(warning)
+    module.exit_json(changed=False, **result)
+
+
+if __name__ == "__main__":
+    main()
