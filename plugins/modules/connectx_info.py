@@ -1,0 +1,235 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpufabric.cluster contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+---
+module: connectx_info
+version_added: 1.0.0
+short_description: Report the ConnectX and BlueField RDMA ports of a host
+description:
+  - Walks sysfs from the PCI functions of vendor C(0x15b3) (Mellanox/NVIDIA Networking) to their RDMA devices,
+    the ports of each RDMA device and the netdev of each port, as C(ibdev2netdev) does.
+  - The netdev of a port is the one the kernel names in C(ports/<n>/gid_attrs/ndevs/0) (RoCE) when present,
+    otherwise the netdev of the PCI function whose port index, the larger of C(dev_id) and C(dev_port) plus one,
+    is the port.
+    Only netdevs of vendor C(0x15b3) count.
+  - For each port it also reports the NVIDIA GPUs behind the same PCIe switch and on the same NUMA node,
+    the pairing that matters for GPUDirect RDMA.
+  - A ConnectX function without an RDMA device (C(mlx5_ib) not loaded) is listed in RV(functions_without_rdma).
+  - Unreadable or malformed attributes are returned as V(null) and named in RV(errors); the task does not fail.
+author: gpufabric.cluster contributors (@gpufabric)
+extends_documentation_fragment:
+  - gpufabric.cluster.probe
+  - ansible.builtin.action_common_attributes
+attributes:
+  check_mode:
+    support: full
+    details: The module only reads; it returns the same result in check mode.
+  diff_mode:
+    support: none
+  platform:
+    platforms: posix
+notes:
+  - Reads only sysfs; runs no tools. Works whether or not DOCA-OFED is installed, with the inbox C(mlx5_ib) driver.
+seealso:
+  - name: sysfs-class-infiniband
+    description: Kernel ABI of the RDMA device and port attributes read here.
+    link: https://www.kernel.org/doc/Documentation/ABI/stable/sysfs-class-infiniband
+"""
+
+EXAMPLES = r"""
+- name: Read the ConnectX ports of the host
+  gpufabric.cluster.connectx_info:
+  register: connectx
+
+- name: Show each RDMA port with its netdev and the GPU on its PCIe switch
+  ansible.builtin.debug:
+    msg: "{{ item.rdma_device }}/{{ item.port }} {{ item.netdev }} {{ item.rate }} {{ item.gpus_same_switch }}"
+  loop: "{{ connectx.ports }}"
+
+- name: Require every InfiniBand port to be up
+  ansible.builtin.assert:
+    that:
+      - ib_down | length == 0
+    fail_msg: "InfiniBand ports not ACTIVE: {{ ib_down | map(attribute='rdma_device') | join(', ') }}"
+  vars:
+    ib_down: "{{ connectx.ports | selectattr('link_layer', '==', 'InfiniBand') | rejectattr('state', '==', 'ACTIVE') }}"
+
+- name: Inspect a recorded copy of another host's sysfs
+  gpufabric.cluster.connectx_info:
+    root: /srv/recorded/gpu-node-07
+"""
+
+RETURN = r"""
+ports:
+  description:
+    - One entry per port of every RDMA device on a ConnectX/BlueField PCI function.
+    - Sorted by RDMA device in natural order (C(mlx5_2) before C(mlx5_10)), then by port.
+  returned: always
+  type: list
+  elements: dict
+  contains:
+    pci_address:
+      description: PCI address of the function the RDMA device sits on, in the kernel's lowercase form.
+      returned: always
+      type: str
+      sample: "0000:18:00.0"
+    device_id:
+      description: PCI device id of the function; V(null) when unreadable.
+      returned: always
+      type: str
+      sample: "0x1021"
+    model:
+      description: Product family of RV(ports[].device_id); V(null) when the id is not one of the known models.
+      returned: always
+      type: str
+      sample: ConnectX-7
+    rdma_device:
+      description: Name of the RDMA device.
+      returned: always
+      type: str
+      sample: mlx5_0
+    port:
+      description: Port number of the RDMA device (1 based).
+      returned: always
+      type: int
+      sample: 1
+    netdev:
+      description: The network interface of the port; V(null) when the port has none (for example IPoIB not loaded).
+      returned: always
+      type: str
+      sample: ibp24s0
+    link_layer:
+      description: Link layer of the port; V(null) when unreadable.
+      returned: always
+      type: str
+      sample: InfiniBand
+    state:
+      description:
+        - Logical port state name (V(DOWN), V(INIT), V(ARMED), V(ACTIVE), V(ACTIVE_DEFER)).
+        - V(null) when unreadable.
+      returned: always
+      type: str
+      sample: ACTIVE
+    state_code:
+      description: Numeric logical port state (V(4) is V(ACTIVE)); V(null) when unreadable.
+      returned: always
+      type: int
+      sample: 4
+    phys_state:
+      description: Physical port state name (V(LinkUp), V(Polling), V(Disabled) and so on); V(null) when unreadable.
+      returned: always
+      type: str
+      sample: LinkUp
+    rate_gbps:
+      description:
+        - Port rate in Gb/s; an integer when whole, otherwise a float (V(2.5)).
+        - V(null) when the rate cannot be read or parsed (then named in RV(errors)).
+      returned: always
+      type: float
+      sample: 400
+    rate:
+      description: The port rate exactly as the kernel reports it; V(null) when unreadable.
+      returned: always
+      type: str
+      sample: 400 Gb/sec (4X NDR)
+    mtu:
+      description: MTU of RV(ports[].netdev); V(null) without a netdev or when unreadable.
+      returned: always
+      type: int
+      sample: 4092
+    fw_ver:
+      description: Firmware version of the RDMA device; V(null) when unreadable.
+      returned: always
+      type: str
+      sample: 28.39.1002
+    board_id:
+      description: Board id (PSID) of the adapter; V(null) when unreadable.
+      returned: always
+      type: str
+      sample: MT_0000000838
+    numa_node:
+      description: NUMA node of the PCI function; V(null) when unknown (the kernel reports V(-1)) or unreadable.
+      returned: always
+      type: int
+      sample: 0
+    gpus_same_switch:
+      description:
+        - Sorted PCI addresses of the NVIDIA GPUs that sit below the same PCIe switch as the port's PCI function
+          (their deepest common ancestor is a PCI bridge below the root port).
+      returned: always
+      type: list
+      elements: str
+      sample: ["0000:1b:00.0"]
+    gpus_same_numa:
+      description: Sorted PCI addresses of the NVIDIA GPUs on the same NUMA node; empty when the node is unknown.
+      returned: always
+      type: list
+      elements: str
+      sample: ["0000:1b:00.0", "0000:43:00.0", "0000:52:00.0", "0000:61:00.0"]
+count:
+  description: Number of entries in RV(ports).
+  returned: always
+  type: int
+  sample: 10
+rdma_devices:
+  description: Names of the RDMA devices found, unique, in natural order.
+  returned: always
+  type: list
+  elements: str
+  sample: ["mlx5_0", "mlx5_1", "mlx5_2", "mlx5_10"]
+link_layers:
+  description: Number of ports per link layer.
+  returned: always
+  type: dict
+  contains:
+    InfiniBand:
+      description: Ports whose link layer is InfiniBand.
+      returned: always
+      type: int
+      sample: 8
+    Ethernet:
+      description: Ports whose link layer is Ethernet (RoCE).
+      returned: always
+      type: int
+      sample: 2
+  sample: {"InfiniBand": 8, "Ethernet": 2}
+functions_without_rdma:
+  description:
+    - Sorted PCI addresses of ConnectX/BlueField network functions that have no RDMA device,
+      usually because C(mlx5_ib) is not loaded.
+  returned: always
+  type: list
+  elements: str
+  sample: ["0000:aa:00.1"]
+errors:
+  description: What could not be read or parsed, each naming the path and the reason. Empty on a healthy host.
+  returned: always
+  type: list
+  elements: str
+  sample: ["/sys/class/infiniband/mlx5_1/ports/1/rate: expected '<number> Gb/sec ...', got 'garbage'"]
+"""
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.gpufabric.cluster.plugins.module_utils.connectx import collect_connectx
+
+
+def main() -> None:
+    """Run the module."""
+    module = AnsibleModule(
+        argument_spec={"root": {"type": "path", "default": "/"}},
+        supports_check_mode=True,
+    )
+    payload = collect_connectx(module.params["root"], module.run_command)
+    for warning in payload.pop("warnings"):
+        module.warn(warning)
+    module.exit_json(changed=False, **payload)
+
+
+if __name__ == "__main__":
+    main()
