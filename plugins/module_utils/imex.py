@@ -1,0 +1,575 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpufabric.cluster contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""NVIDIA IMEX on one host: package, systemd service, config.cfg, nodes file, channels and domain state.
+
+The parsers (:func:`parse_imex_config`, :func:`validate_nodes_file`,
+:func:`parse_imex_ctl_json`, :func:`parse_imex_ctl_text`, ...) are pure
+functions over text; :func:`collect_imex` reads a host below ``root`` and
+returns the ``imex_info`` module's payload.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+import re
+import typing as t
+from collections import Counter
+
+from ansible_collections.gpufabric.cluster.plugins.module_utils.errors import (
+    CommandError,
+    ParseError,
+    ProbeRootError,
+)
+from ansible_collections.gpufabric.cluster.plugins.module_utils.host_commands import Runner, find_command, run_tool
+from ansible_collections.gpufabric.cluster.plugins.module_utils.host_files import (
+    check_root,
+    exists,
+    link_target,
+    list_dir,
+    read_lines,
+    read_text,
+)
+
+CONFIG_PATH = "/etc/nvidia-imex/config.cfg"
+DEFAULT_NODES_PATH = "/etc/nvidia-imex/nodes_config.cfg"
+NODES_CONFIG_KEY = "IMEX_NODE_CONFIG_FILE"
+CHANNELS_DIR = "/dev/nvidia-caps-imex-channels"
+CHANNELS_DEVICE = "nvidia-caps-imex-channels"
+SERVICE_UNIT = "nvidia-imex.service"
+DPKG_STATUS = "/var/lib/dpkg/status"
+# Directories systemd loads units from, highest precedence first.
+UNIT_DIRS = ("/etc/systemd/system", "/run/systemd/system", "/usr/lib/systemd/system", "/lib/systemd/system")
+# Only these can hold a mask (a link to /dev/null) or the enablement links of an admin.
+MASK_DIRS = ("/etc/systemd/system", "/run/systemd/system")
+
+DOMAIN_STATES = ("UP", "DOWN", "DEGRADED")
+CONNECTION_STATES = ("CONNECTED", "NEVER_CONNECTED", "INVALID", "RECOVERING", "DISCONNECTED", "AUTHENTICATING",
+                     "VERSION_MISMATCH", "NODE_MAP_MISMATCH")
+# The one-letter cells of the `nvidia-imex-ctl -N` connectivity table (its legend).
+CONNECTION_LETTERS = {
+    "C": "CONNECTED",
+    "N": "NEVER_CONNECTED",
+    "I": "INVALID",
+    "R": "RECOVERING",
+    "D": "DISCONNECTED",
+    "A": "AUTHENTICATING",
+    "!V!": "VERSION_MISMATCH",
+    "!M!": "NODE_MAP_MISMATCH",
+}
+
+_PACKAGE_RE = re.compile(r"^nvidia-imex(?:-\d[\w.+~]*)?$")
+_CONFIG_KEY_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_VERSION_RE = re.compile(r"\b(\d+\.\d+(?:\.\d+)*)\b")
+_TIMESTAMP_RE = re.compile(r"^\d+/\d+/\d+\s+\d+:\d+:\d+(?:\.\d+)?$")
+_NODE_RE = re.compile(r"^Node\s+#(?P<index>\d+)\s+(?P<mark>[-*])\s+(?P<rest>.*)$")
+_DOMAIN_RE = re.compile(r"^Domain State:\s*(?P<status>\S+)")
+_MATRIX_MARK = "Nodes From\\To"
+
+
+# --- config.cfg ------------------------------------------------------------------------------
+
+def scan_imex_config(text: str) -> tuple[dict[str, str], list[tuple[int, str]]]:
+    """Split an IMEX ``config.cfg`` into its ``KEY=VALUE`` settings and the lines that are neither.
+
+    Comments (``#``) and blank lines are skipped.  Returns ``(settings, bad_lines)``
+    where ``bad_lines`` holds ``(line_number, line)`` of every malformed line;
+    the settings of the good lines are kept (a later key wins, as IMEX reads it).
+    """
+    settings: dict[str, str] = {}
+    bad_lines: list[tuple[int, str]] = []
+    for number, raw in enumerate(text.splitlines(), start=1):
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        key, separator, value = line.partition("=")
+        key = key.strip()
+        if not separator or not _CONFIG_KEY_RE.match(key):
+            bad_lines.append((number, raw))
+            continue
+        settings[key] = value.strip()
+    return settings, bad_lines
+
+
+def describe_bad_lines(bad_lines: list[tuple[int, str]], limit: int = 5) -> str:
+    """Describe malformed lines for an error message: ``line 3 ('garbage'), line 7 ('x')``."""
+    shown = [f"line {number} ({line.strip()[:60]!r})" for number, line in bad_lines[:limit]]
+    if len(bad_lines) > limit:
+        shown.append(f"and {len(bad_lines) - limit} more")
+    return ", ".join(shown)
+
+
+def parse_imex_config(text: str) -> dict[str, str]:
+    """Parse an IMEX ``config.cfg``; raise :class:`ParseError` naming the malformed lines.
+
+    Use :func:`scan_imex_config` to keep the settings of a file that has bad lines.
+    """
+    settings, bad_lines = scan_imex_config(text)
+    if bad_lines:
+        raise ParseError(f"not KEY=VALUE: {describe_bad_lines(bad_lines)}")
+    return settings
+
+
+# --- nodes_config.cfg ------------------------------------------------------------------------
+
+def _address_key(address: str) -> tuple[int, int]:
+    parsed = ipaddress.ip_address(address)
+    return parsed.version, int(parsed)
+
+
+def validate_nodes_file(lines: list[str]) -> dict:
+    """Validate the lines of an IMEX nodes file (one IP address per line, the same file on every node).
+
+    Returns ``addresses`` (every IP entry in file order, stripped and in the
+    canonical form of :mod:`ipaddress`), ``duplicates`` (addresses listed more
+    than once, sorted), ``invalid`` (``{line, value}`` of entries that are not IP
+    addresses: host names, garbage), ``blank_or_comment`` (count) and ``valid``.
+    """
+    addresses: list[str] = []
+    invalid: list[dict] = []
+    blank_or_comment = 0
+    for number, raw in enumerate(lines, start=1):
+        entry = raw.strip()
+        if not entry or entry.startswith("#"):
+            blank_or_comment += 1
+            continue
+        try:
+            addresses.append(str(ipaddress.ip_address(entry)))
+        except ValueError:
+            invalid.append({"line": number, "value": entry})
+    counts = Counter(addresses)
+    duplicates = sorted((address for address, count in counts.items() if count > 1), key=_address_key)
+    return {
+        "addresses": addresses,
+        "duplicates": duplicates,
+        "invalid": invalid,
+        "blank_or_comment": blank_or_comment,
+        "valid": bool(addresses) and not duplicates and not invalid,
+    }
+
+
+def describe_nodes_problems(nodes: dict) -> str:
+    """Say in one line why a validated nodes file is not valid."""
+    problems = []
+    if not nodes["addresses"]:
+        problems.append("no IP addresses")
+    if nodes["duplicates"]:
+        problems.append("addresses listed more than once: " + ", ".join(nodes["duplicates"]))
+    if nodes["invalid"]:
+        entries = [f"line {item['line']} ({item['value'][:60]!r})" for item in nodes["invalid"][:5]]
+        if len(nodes["invalid"]) > 5:
+            entries.append(f"and {len(nodes['invalid']) - 5} more")
+        problems.append("entries that are not IP addresses: " + ", ".join(entries))
+    return "; ".join(problems)
+
+
+# --- nvidia-imex-ctl -N [-j] -----------------------------------------------------------------
+
+def normalise_connection_status(value: t.Any) -> str | None:
+    """Return a connection state in full words (``C`` and ``CONNECTED`` both give ``CONNECTED``)."""
+    if value is None:
+        return None
+    text = str(value).strip()
+    if text in CONNECTION_LETTERS:
+        return CONNECTION_LETTERS[text]
+    return re.sub(r"[\s-]+", "_", text.upper())
+
+
+def _not_connected(connections: dict[str, dict[str, str | None]]) -> list[list[int]]:
+    pairs = [[int(source), int(target)]
+             for source, row in connections.items()
+             for target, status in row.items()
+             if status != "CONNECTED"]
+    return sorted(pairs)
+
+
+def _domain(status: t.Any, timestamp: t.Any, nodes: list[dict], connections: dict, source: str) -> dict:
+    nodes = sorted(nodes, key=lambda node: node["index"])
+    ordered = {str(source_index): dict(sorted(connections[str(source_index)].items(), key=lambda item: int(item[0])))
+               for source_index in sorted(int(key) for key in connections)}
+    return {
+        "status": str(status).strip().upper() if status not in (None, "") else None,
+        "timestamp": str(timestamp) if timestamp not in (None, "") else None,
+        "nodes": nodes,
+        "connections": ordered,
+        "not_connected": _not_connected(ordered),
+        "source": source,
+    }
+
+
+def _index(value: t.Any, what: str) -> int:
+    try:
+        index = int(str(value).strip())
+    except ValueError:
+        raise ParseError(f"{what} {value!r} is not a node index") from None
+    if index < 0:
+        raise ParseError(f"{what} {value!r} is not a node index")
+    return index
+
+
+def _optional_str(value: t.Any) -> str | None:
+    if value is None or value == "":
+        return None
+    return str(value)
+
+
+def parse_imex_ctl_json(text: str) -> dict:
+    """Parse ``nvidia-imex-ctl -N -j`` output into the domain shape shared with :func:`parse_imex_ctl_text`.
+
+    The document is ``{"nodes": {"0": {"status", "host", "version", "connections":
+    {"1": {"host", "status", "changed"}}}}, "timestamp", "status"}``.  Raises
+    :class:`ParseError` when the text is not such a document.
+    """
+    try:
+        document = json.loads(text)
+    except ValueError as exc:
+        raise ParseError(f"output is not JSON ({exc})") from None
+    if not isinstance(document, dict) or ("nodes" not in document and "status" not in document):
+        raise ParseError("JSON output has neither 'nodes' nor 'status'")
+    raw_nodes = document.get("nodes")
+    if raw_nodes is None:
+        raw_nodes = {}
+    if not isinstance(raw_nodes, dict):
+        raise ParseError("'nodes' is not an object")
+    nodes: list[dict] = []
+    connections: dict[str, dict[str, str | None]] = {}
+    for key, node in raw_nodes.items():
+        index = _index(key, "node key")
+        if not isinstance(node, dict):
+            raise ParseError(f"node {key!r} is not an object")
+        nodes.append({
+            "index": index,
+            "host": _optional_str(node.get("host")),
+            "status": _optional_str(node.get("status")),
+            "version": _optional_str(node.get("version")),
+            "local": None,
+        })
+        raw_connections = node.get("connections")
+        if raw_connections is None:
+            raw_connections = {}
+        if not isinstance(raw_connections, dict):
+            raise ParseError(f"connections of node {key!r} are not an object")
+        row: dict[str, str | None] = {}
+        for peer, connection in raw_connections.items():
+            status = connection.get("status") if isinstance(connection, dict) else connection
+            row[str(_index(peer, f"peer of node {key!r}"))] = normalise_connection_status(status)
+        connections[str(index)] = row
+    return _domain(document.get("status"), document.get("timestamp"), nodes, connections, "json")
+
+
+def _parse_node_line(match: re.Match) -> dict:
+    parts = [part.strip() for part in re.split(r"\s+-\s+", match.group("rest").strip())]
+    host = parts[0].split()[0] if parts and parts[0] else None
+    status = parts[1] if len(parts) > 1 and not parts[1].startswith("Version:") else None
+    version = None
+    for part in parts[1:]:
+        if part.startswith("Version:"):
+            version = part[len("Version:"):].strip() or None
+    return {
+        "index": int(match.group("index")),
+        "host": host,
+        "status": status,
+        "version": version,
+        "local": match.group("mark") == "*",
+    }
+
+
+def parse_imex_ctl_text(text: str) -> dict:
+    """Parse the text output of ``nvidia-imex-ctl -N`` into the same shape as :func:`parse_imex_ctl_json`.
+
+    Reads the timestamp line, ``Node #N  [-*] HOST - STATUS - Version: V`` lines
+    (``*`` marks the local node), the ``Nodes From\\To`` connectivity table and
+    ``Domain State:``.  Elision lines (``...``) and ``...`` cells are skipped;
+    lines starting with ``#`` are comments.  Raises :class:`ParseError` when there
+    are neither node lines nor a domain state.
+    """
+    status = None
+    timestamp = None
+    nodes: list[dict] = []
+    connections: dict[str, dict[str, str | None]] = {}
+    columns: list[int | None] | None = None
+    for raw in text.splitlines():
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            if not line:
+                columns = None  # a blank line ends the connectivity table
+            continue
+        if _MATRIX_MARK in line:
+            header = line.split(_MATRIX_MARK, 1)[1].split()
+            columns = [int(cell) if cell.isdigit() else None for cell in header]
+            continue
+        if columns is not None:
+            cells = line.split()
+            if cells[0].isdigit():
+                row = connections.setdefault(str(int(cells[0])), {})
+                for column, cell in zip(columns, cells[1:], strict=False):
+                    if column is None or cell.strip(".") == "":
+                        continue
+                    row[str(column)] = normalise_connection_status(cell)
+                continue
+            if cells[0].strip(".") == "":
+                continue  # an elided row
+            columns = None
+        node = _NODE_RE.match(line)
+        if node:
+            nodes.append(_parse_node_line(node))
+            continue
+        domain = _DOMAIN_RE.match(line)
+        if domain:
+            status = domain.group("status")
+            continue
+        if timestamp is None and _TIMESTAMP_RE.match(line):
+            timestamp = line
+    if not nodes and status is None:
+        raise ParseError("no 'Node #' lines and no 'Domain State' line in the output")
+    return _domain(status, timestamp, nodes, connections, "text")
+
+
+# --- package ---------------------------------------------------------------------------------
+
+def _dpkg_stanzas(text: str) -> t.Iterator[dict[str, str]]:
+    fields: dict[str, str] = {}
+    last = None
+    for line in text.splitlines():
+        if not line.strip():
+            if fields:
+                yield fields
+            fields, last = {}, None
+            continue
+        if line[0] in " \t":
+            if last is not None:
+                fields[last] += "\n" + line.strip()
+            continue
+        key, separator, value = line.partition(":")
+        if separator:
+            last = key.strip()
+            fields[last] = value.strip()
+    if fields:
+        yield fields
+
+
+def find_dpkg_packages(text: str) -> list[tuple[str, str | None]]:
+    """Return ``(package, version)`` of the installed IMEX packages in a dpkg ``status`` file.
+
+    Matches ``nvidia-imex`` and the branch-suffixed ``nvidia-imex-<branch>`` whose
+    ``Status`` is ``install ok installed``.
+    """
+    found = []
+    for stanza in _dpkg_stanzas(text):
+        name = stanza.get("Package", "")
+        if _PACKAGE_RE.match(name) and stanza.get("Status", "").split() == ["install", "ok", "installed"]:
+            found.append((name, stanza.get("Version") or None))
+    return found
+
+
+def parse_rpm_query(text: str) -> list[tuple[str, str | None]]:
+    """Return ``(package, version)`` from ``rpm -qa --qf '%{NAME}\\t%{VERSION}-%{RELEASE}\\n'`` output."""
+    found = []
+    for line in text.splitlines():
+        name, _tab, version = line.strip().partition("\t")
+        if _PACKAGE_RE.match(name.strip()):
+            found.append((name.strip(), version.strip() or None))
+    return found
+
+
+def parse_imex_version(text: str) -> str | None:
+    """Return the version printed by ``nvidia-imex --version`` (``IMEX version is: 570.172.08``)."""
+    match = _VERSION_RE.search(text)
+    return match.group(1) if match else None
+
+
+def _read_installation(root: str, runner: Runner, errors: list[str], warnings: list[str]) -> dict:
+    found: list[tuple[str, str | None]] = []
+    status = read_text(root, DPKG_STATUS)
+    if status is not None:
+        found = find_dpkg_packages(status)
+    if not found and find_command(root, "rpm"):
+        try:
+            found = parse_rpm_query(run_tool(runner, root, [
+                "rpm", "-qa", "--qf", "%{NAME}\\t%{VERSION}-%{RELEASE}\\n", "nvidia-imex*"]))
+        except CommandError as exc:
+            errors.append(str(exc))
+    if found:
+        if len(found) > 1:
+            warnings.append("several IMEX packages are installed: " + ", ".join(name for name, _version in found))
+        return {"installed": True, "package": found[0][0], "version": found[0][1]}
+    if find_command(root, "nvidia-imex"):
+        try:
+            version = parse_imex_version(run_tool(runner, root, ["nvidia-imex", "--version"]))
+        except CommandError as exc:
+            errors.append(str(exc))
+            version = None
+        return {"installed": True, "package": None, "version": version}
+    return {"installed": False, "package": None, "version": None}
+
+
+# --- service ---------------------------------------------------------------------------------
+
+def parse_systemctl_show(text: str) -> dict[str, str]:
+    """Parse ``systemctl show --property=...`` output (``KEY=VALUE`` lines)."""
+    properties = {}
+    for line in text.splitlines():
+        key, separator, value = line.partition("=")
+        if separator and key.strip():
+            properties[key.strip()] = value.strip()
+    return properties
+
+
+def service_from_properties(properties: dict[str, str]) -> dict:
+    """Return the service state from ``LoadState``, ``UnitFileState``, ``ActiveState``."""
+    load_state = properties.get("LoadState", "")
+    unit_file_state = properties.get("UnitFileState", "") or None
+    active_state = properties.get("ActiveState", "") or None
+    masked = load_state == "masked" or (unit_file_state or "").startswith("masked")
+    return {
+        "exists": bool(load_state) and load_state != "not-found",
+        "enabled": (unit_file_state or "").startswith("enabled"),
+        "active": active_state == "active",
+        "masked": masked,
+        "unit_file_state": unit_file_state,
+        "active_state": active_state,
+    }
+
+
+def service_from_unit_files(root: str) -> dict:
+    """Return the service state from the unit files alone (no systemctl below ``root``).
+
+    Masked: ``nvidia-imex.service`` in /etc or /run is a link to ``/dev/null``
+    (read with :func:`link_target`, never followed).  Enabled: a
+    ``*.wants``/``*.requires`` link below /etc/systemd/system.  Whether it runs
+    cannot be told from files: ``active`` is ``None``.
+    """
+    masked = any(link_target(root, f"{directory}/{SERVICE_UNIT}") == "/dev/null" for directory in MASK_DIRS)
+    present = masked or any(exists(root, f"{directory}/{SERVICE_UNIT}") for directory in UNIT_DIRS)
+    enabled = not masked and any(
+        exists(root, f"{directory}/{entry}/{SERVICE_UNIT}")
+        for directory in MASK_DIRS
+        for entry in list_dir(root, directory)
+        if entry.endswith((".wants", ".requires"))
+    )
+    if masked:
+        unit_file_state = "masked"
+    elif enabled:
+        unit_file_state = "enabled"
+    elif present:
+        unit_file_state = "disabled"
+    else:
+        unit_file_state = None
+    return {"exists": present, "enabled": enabled, "active": None, "masked": masked,
+            "unit_file_state": unit_file_state, "active_state": None}
+
+
+def _read_service(root: str, runner: Runner, warnings: list[str]) -> dict:
+    if find_command(root, "systemctl"):
+        try:
+            out = run_tool(runner, root, ["systemctl", "show", SERVICE_UNIT,
+                                          "--property=LoadState,UnitFileState,ActiveState,SubState"])
+        except CommandError as exc:
+            warnings.append(f"{exc}; service state read from the unit files")
+        else:
+            properties = parse_systemctl_show(out)
+            if "LoadState" in properties:
+                return service_from_properties(properties)
+            warnings.append("systemctl show printed no LoadState; service state read from the unit files")
+    return service_from_unit_files(root)
+
+
+# --- domain and channels ---------------------------------------------------------------------
+
+def _read_domain(root: str, runner: Runner, errors: list[str], warnings: list[str]) -> dict | None:
+    try:
+        return parse_imex_ctl_json(run_tool(runner, root, ["nvidia-imex-ctl", "-N", "-j"]))
+    except CommandError:
+        pass  # older daemons have no -j: read the text form
+    except ParseError as exc:
+        warnings.append(f"nvidia-imex-ctl -N -j: {exc}; read the text output of nvidia-imex-ctl -N instead")
+    try:
+        return parse_imex_ctl_text(run_tool(runner, root, ["nvidia-imex-ctl", "-N"]))
+    except CommandError as exc:
+        errors.append(str(exc))
+    except ParseError as exc:
+        errors.append(f"nvidia-imex-ctl -N: {exc}")
+    return None
+
+
+def _read_channels(root: str) -> dict:
+    devices = read_lines(root, "/proc/devices") or []
+    supported = any(line.split()[1:] == [CHANNELS_DEVICE] for line in devices)
+    return {"supported": supported, "devices": list_dir(root, CHANNELS_DIR)}
+
+
+# --- collector -------------------------------------------------------------------------------
+
+def empty_payload() -> dict:
+    """The payload of a host where nothing could be read."""
+    return {
+        "installed": False,
+        "package": None,
+        "version": None,
+        "service": {"exists": False, "enabled": False, "active": None, "masked": False,
+                    "unit_file_state": None, "active_state": None},
+        "config_path": CONFIG_PATH,
+        "config": None,
+        "nodes": None,
+        "channels": {"supported": False, "devices": []},
+        "domain": None,
+        "errors": [],
+        "warnings": [],
+    }
+
+
+def _read_config(root: str, installed: bool, errors: list[str], warnings: list[str]) -> dict[str, str] | None:
+    lines = read_lines(root, CONFIG_PATH)  # unstripped, so that reported line numbers match the file
+    if lines is None:
+        if exists(root, CONFIG_PATH):
+            errors.append(f"{CONFIG_PATH}: cannot be read")
+        elif installed:
+            warnings.append(f"{CONFIG_PATH} does not exist although nvidia-imex is installed")
+        return None
+    settings, bad_lines = scan_imex_config("\n".join(lines))
+    if bad_lines:
+        errors.append(f"{CONFIG_PATH}: not KEY=VALUE: {describe_bad_lines(bad_lines)}")
+    return settings
+
+
+def _read_nodes(root: str, path: str, expected: bool, errors: list[str], warnings: list[str]) -> dict | None:
+    lines = read_lines(root, path)
+    if lines is None:
+        if exists(root, path):
+            errors.append(f"{path}: cannot be read")
+        elif expected:
+            warnings.append(f"IMEX nodes file {path} does not exist")
+        return None
+    nodes = {"path": path, **validate_nodes_file(lines)}
+    if not nodes["valid"]:
+        warnings.append(f"IMEX nodes file {path} is not valid: {describe_nodes_problems(nodes)}")
+    return nodes
+
+
+def collect_imex(root: str, runner: Runner) -> dict:
+    """Read IMEX below ``root``; return the ``imex_info`` payload (with ``errors`` and ``warnings``).
+
+    ``runner`` has the signature of ``AnsibleModule.run_command``; tools are only
+    run from below ``root``.  Nothing raises: problems become ``errors`` entries
+    (unreadable or malformed input, failing tools) or ``warnings``.
+    """
+    payload = empty_payload()
+    errors: list[str] = payload["errors"]
+    warnings: list[str] = payload["warnings"]
+    try:
+        root = check_root(root)
+    except ProbeRootError as exc:
+        errors.append(str(exc))
+        return payload
+    payload.update(_read_installation(root, runner, errors, warnings))
+    payload["service"] = _read_service(root, runner, warnings)
+    config = _read_config(root, payload["installed"], errors, warnings)
+    payload["config"] = config
+    nodes_path = (config or {}).get(NODES_CONFIG_KEY) or DEFAULT_NODES_PATH
+    expected = payload["installed"] or config is not None
+    payload["nodes"] = _read_nodes(root, nodes_path, expected, errors, warnings)
+    payload["channels"] = _read_channels(root)
+    if payload["service"]["active"]:
+        payload["domain"] = _read_domain(root, runner, errors, warnings)
+    return payload

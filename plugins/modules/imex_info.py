@@ -1,0 +1,299 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpufabric.cluster contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+---
+module: imex_info
+version_added: 1.0.0
+short_description: Report the NVIDIA IMEX daemon of a host and the state of its IMEX domain
+description:
+  - Reports whether C(nvidia-imex) is installed (dpkg status, else C(rpm), else C(nvidia-imex --version)),
+    the state of C(nvidia-imex.service) (enabled, active, masked), the parsed C(/etc/nvidia-imex/config.cfg),
+    the validated nodes file, the IMEX channel devices and, while the service is active, the domain as
+    C(nvidia-imex-ctl -N -j) reports it (the text form of C(nvidia-imex-ctl -N) when JSON is not available).
+  - The service state comes from C(systemctl show); without C(systemctl) below O(root) it is read from the unit
+    files (a link to C(/dev/null) is a mask, a C(*.wants) link is an enablement) and RV(service.active) is V(null).
+  - The nodes file is the one C(IMEX_NODE_CONFIG_FILE) names in C(config.cfg), by default
+    C(/etc/nvidia-imex/nodes_config.cfg). It must list one IP address per line, each once, and be identical on every
+    node of the domain; host names are not accepted.
+  - Malformed lines of C(config.cfg), unreadable files and failing tools are named in RV(errors); the settings that
+    could be parsed are still returned and the task does not fail. An invalid nodes file is reported as a warning.
+author: gpufabric.cluster contributors (@gpufabric)
+extends_documentation_fragment:
+  - gpufabric.cluster.probe
+  - ansible.builtin.action_common_attributes
+attributes:
+  check_mode:
+    support: full
+    details: The module only reads; it returns the same result in check mode.
+  diff_mode:
+    support: none
+  platform:
+    platforms: posix
+notes:
+  - Runs C(systemctl show), C(nvidia-imex --version) or C(rpm -qa) and C(nvidia-imex-ctl -N -j), all read-only, and only
+    when they exist below O(root).
+seealso:
+  - name: NVIDIA IMEX guide
+    description: Configuration file, nodes file and C(nvidia-imex-ctl) reference.
+    link: https://docs.nvidia.com/multi-node-nvlink-systems/imex-guide/
+"""
+
+EXAMPLES = r"""
+- name: Read the IMEX state of the host
+  gpufabric.cluster.imex_info:
+  register: imex
+
+- name: Require a healthy IMEX domain on NVL72 compute trays
+  ansible.builtin.assert:
+    that:
+      - imex.installed
+      - imex.service.active
+      - imex.nodes.valid
+      - imex.domain.status == 'UP'
+      - imex.domain.not_connected | length == 0
+    fail_msg: "IMEX not ready: {{ imex.errors + [imex.domain.not_connected | default([])] }}"
+
+- name: Show the nodes that are not READY
+  ansible.builtin.debug:
+    msg: "{{ imex.domain.nodes | rejectattr('status', '==', 'READY') | map(attribute='host') | list }}"
+  when: imex.domain is not none
+
+- name: Inspect a recorded copy of another host
+  gpufabric.cluster.imex_info:
+    root: /srv/recorded/gpu-node-07
+"""
+
+RETURN = r"""
+installed:
+  description: Whether nvidia-imex is installed (a package, or an C(nvidia-imex) binary below O(root)).
+  returned: always
+  type: bool
+  sample: true
+package:
+  description: The installed package, C(nvidia-imex) or branch-suffixed C(nvidia-imex-<branch>); V(null) when none.
+  returned: always
+  type: str
+  sample: nvidia-imex-570
+version:
+  description:
+    - The package version; the version C(nvidia-imex --version) prints when there is no package.
+    - V(null) when not installed or unknown.
+  returned: always
+  type: str
+  sample: 570.172.08-1
+service:
+  description: State of C(nvidia-imex.service).
+  returned: always
+  type: dict
+  contains:
+    exists:
+      description: Whether systemd knows the unit (a masked unit exists).
+      returned: always
+      type: bool
+      sample: true
+    enabled:
+      description: Whether the unit is enabled (C(UnitFileState) starts with C(enabled), or a C(*.wants) link exists).
+      returned: always
+      type: bool
+      sample: true
+    active:
+      description: Whether the service runs (C(ActiveState=active)); V(null) when read from unit files only.
+      returned: always
+      type: bool
+      sample: true
+    masked:
+      description:
+        - Whether the unit is masked (linked to C(/dev/null)), as the C(dra) mode of the nvidia_imex role wants.
+      returned: always
+      type: bool
+      sample: false
+    unit_file_state:
+      description: C(UnitFileState) (C(enabled), C(disabled), C(masked), ...); V(null) when the unit does not exist.
+      returned: always
+      type: str
+      sample: enabled
+    active_state:
+      description: C(ActiveState) (C(active), C(inactive), C(failed), ...); V(null) when read from unit files only.
+      returned: always
+      type: str
+      sample: active
+config_path:
+  description: Host path of the IMEX configuration file read.
+  returned: always
+  type: str
+  sample: /etc/nvidia-imex/config.cfg
+config:
+  description:
+    - The C(KEY=VALUE) settings of RV(config_path); V(null) when the file does not exist.
+    - Malformed lines are skipped and named in RV(errors).
+  returned: always
+  type: dict
+  sample:
+    IMEX_NODE_CONFIG_FILE: /etc/nvidia-imex/nodes_config.cfg
+    SERVER_PORT: "50000"
+    IMEX_CMD_PORT: "50005"
+nodes:
+  description: The validated nodes file; V(null) when it does not exist.
+  returned: always
+  type: dict
+  contains:
+    path:
+      description: Host path of the nodes file (C(IMEX_NODE_CONFIG_FILE) or C(/etc/nvidia-imex/nodes_config.cfg)).
+      returned: always
+      type: str
+      sample: /etc/nvidia-imex/nodes_config.cfg
+    addresses:
+      description: Every IP address entry in file order, stripped, in canonical form (a repeated one appears each time).
+      returned: always
+      type: list
+      elements: str
+      sample: ["10.114.0.11", "10.114.0.12"]
+    duplicates:
+      description: Addresses listed more than once, each once, in address order.
+      returned: always
+      type: list
+      elements: str
+      sample: ["10.0.0.2"]
+    invalid:
+      description: Entries that are not IP addresses (host names, garbage).
+      returned: always
+      type: list
+      elements: dict
+      contains:
+        line:
+          description: Line number in the file, from 1.
+          returned: always
+          type: int
+          sample: 6
+        value:
+          description: The entry, stripped.
+          returned: always
+          type: str
+          sample: gpu-node-07
+    blank_or_comment:
+      description: Number of blank and C(#) comment lines.
+      returned: always
+      type: int
+      sample: 1
+    valid:
+      description: True when there is at least one address, no duplicate and no invalid entry.
+      returned: always
+      type: bool
+      sample: true
+channels:
+  description: IMEX channel devices.
+  returned: always
+  type: dict
+  contains:
+    supported:
+      description: Whether the driver registered the C(nvidia-caps-imex-channels) character device in C(/proc/devices).
+      returned: always
+      type: bool
+      sample: true
+    devices:
+      description: Sorted entries of C(/dev/nvidia-caps-imex-channels).
+      returned: always
+      type: list
+      elements: str
+      sample: ["channel0"]
+domain:
+  description:
+    - The IMEX domain as the local daemon sees it, from C(nvidia-imex-ctl -N -j) or its text form.
+    - V(null) when the service is not active or C(nvidia-imex-ctl) failed (then named in RV(errors)).
+  returned: always
+  type: dict
+  contains:
+    status:
+      description: Domain state, normally C(UP), C(DOWN) or C(DEGRADED); V(null) when not printed.
+      returned: always
+      type: str
+      sample: UP
+    timestamp:
+      description: The timestamp C(nvidia-imex-ctl) printed, as printed.
+      returned: always
+      type: str
+      sample: 11/22/2026 06:08:10.580
+    nodes:
+      description: The nodes of the domain, by index.
+      returned: always
+      type: list
+      elements: dict
+      contains:
+        index:
+          description: Node index (line of the nodes file, from 0).
+          returned: always
+          type: int
+          sample: 0
+        host:
+          description: IP address of the node.
+          returned: always
+          type: str
+          sample: 10.114.0.11
+        status:
+          description: Node state (C(READY), C(UNAVAILABLE), ...).
+          returned: always
+          type: str
+          sample: READY
+        version:
+          description: IMEX version of the node; V(null) when not printed.
+          returned: always
+          type: str
+          sample: 570.172.08
+        local:
+          description: Whether this is the local node (C(*) in the text form); V(null) from JSON, which does not say.
+          returned: always
+          type: bool
+          sample: true
+    connections:
+      description:
+        - Connection state from each node (key, index as a string) to each node (inner key), in full words
+          (C(CONNECTED), C(NEVER_CONNECTED), C(INVALID), C(RECOVERING), C(DISCONNECTED), C(AUTHENTICATING),
+          C(VERSION_MISMATCH), C(NODE_MAP_MISMATCH)); the text form's letters are translated.
+        - Pairs elided in the text form (C(...)) are absent.
+      returned: always
+      type: dict
+      sample: {"0": {"0": "CONNECTED", "1": "CONNECTED"}, "1": {"0": "CONNECTED", "1": "CONNECTED"}}
+    not_connected:
+      description:
+        - "C([from, to]) index pairs present in RV(domain.connections) whose state is not C(CONNECTED), sorted."
+      returned: always
+      type: list
+      elements: list
+      sample: [[0, 3], [3, 0]]
+    source:
+      description: Which output was parsed, C(json) or C(text).
+      returned: always
+      type: str
+      sample: json
+errors:
+  description: What could not be read or parsed, each naming the path or tool and the reason. Empty on a healthy host.
+  returned: always
+  type: list
+  elements: str
+  sample: ["/etc/nvidia-imex/config.cfg: not KEY=VALUE: line 3 ('garbage')"]
+"""
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.gpufabric.cluster.plugins.module_utils.imex import collect_imex
+
+
+def main() -> None:
+    """Run the module."""
+    module = AnsibleModule(
+        argument_spec={"root": {"type": "path", "default": "/"}},
+        supports_check_mode=True,
+    )
+    payload = collect_imex(module.params["root"], module.run_command)
+    for warning in payload.pop("warnings"):
+        module.warn(warning)
+    module.exit_json(changed=False, **payload)
+
+
+if __name__ == "__main__":
+    main()
