@@ -1,0 +1,146 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpufabric.cluster contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+---
+module: fabric_facts
+short_description: Gather GPU, ConnectX, IMEX and peermem facts of a host in one call
+version_added: 1.0.0
+description:
+  - Runs the probes of M(gpufabric.cluster.gpu_info), M(gpufabric.cluster.connectx_info),
+    M(gpufabric.cluster.imex_info) and M(gpufabric.cluster.peermem_info) in one module call and returns
+    their results as C(ansible_facts['gpufabric']).
+  - Usable as an additional facts module, so that C(gather_facts) collects it in the same round trip
+    as C(ansible.builtin.setup) (set C(ansible_facts_modules) and pass options through C(module_defaults)).
+  - Read only. A device that is absent is reported absent; anything that cannot be read is listed in the
+    C(errors) of its subset and never fails the task.
+author: gpufabric.cluster contributors (@gpufabric)
+options:
+  gather_subset:
+    description:
+      - Which probes to run. C(all) or any of C(gpu), C(connectx), C(imex), C(peermem).
+      - Prefix a name with C(!) to leave it out, for example C(['all', '!imex']).
+      - An unknown name fails the task with a message naming it.
+    type: list
+    elements: str
+    default: [all]
+extends_documentation_fragment:
+  - gpufabric.cluster.probe
+  - ansible.builtin.action_common_attributes
+  - ansible.builtin.action_common_attributes.facts
+attributes:
+  check_mode:
+    support: full
+  diff_mode:
+    support: none
+  facts:
+    support: full
+  platform:
+    platforms: posix
+seealso:
+  - module: gpufabric.cluster.gpu_info
+  - module: gpufabric.cluster.connectx_info
+  - module: gpufabric.cluster.imex_info
+  - module: gpufabric.cluster.peermem_info
+"""
+
+EXAMPLES = r"""
+- name: Gather the fabric facts of every host
+  gpufabric.cluster.fabric_facts:
+
+- name: Only GPUs and ConnectX ports
+  gpufabric.cluster.fabric_facts:
+    gather_subset: [gpu, connectx]
+
+- name: Collect with setup in the same round trip
+  hosts: gpu_nodes
+  gather_facts: true
+  vars:
+    ansible_facts_modules:
+      - ansible.builtin.setup
+      - gpufabric.cluster.fabric_facts
+  module_defaults:
+    group/gpufabric.cluster.probes:
+      root: /
+  tasks:
+    - name: Show the cliques of this host
+      ansible.builtin.debug:
+        var: ansible_facts['gpufabric']['gpu']['cliques']
+"""
+
+RETURN = r"""
+ansible_facts:
+  description: Facts added to C(ansible_facts).
+  returned: always
+  type: dict
+  contains:
+    gpufabric:
+      description:
+        - One key per gathered subset, each holding exactly what the matching C(_info) module returns
+          (less C(changed)), plus C(gather_subset).
+      returned: always
+      type: dict
+      contains:
+        gather_subset:
+          description: The subsets that were gathered, in collection order.
+          returned: always
+          type: list
+          elements: str
+          sample: [gpu, connectx, imex, peermem]
+        gpu:
+          description: The result of M(gpufabric.cluster.gpu_info).
+          returned: when gathered
+          type: dict
+          sample:
+            driver_loaded: true
+            driver_version: "570.172.08"
+            count: 4
+            cliques: ["3c1a5f2e-9b7d-4c2a-8e6f-1d0b7a9c4e21.1"]
+        connectx:
+          description: The result of M(gpufabric.cluster.connectx_info).
+          returned: when gathered
+          type: dict
+          sample: {count: 5, rdma_devices: [mlx5_0, mlx5_1, mlx5_2, mlx5_3, mlx5_4]}
+        imex:
+          description: The result of M(gpufabric.cluster.imex_info).
+          returned: when gathered
+          type: dict
+          sample: {installed: true, version: "570.172.08-1"}
+        peermem:
+          description: The result of M(gpufabric.cluster.peermem_info).
+          returned: when gathered
+          type: dict
+          sample: {dma_buf: {supported: true, reasons: []}}
+"""
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.gpufabric.cluster.plugins.module_utils.errors import GpuFabricError
+from ansible_collections.gpufabric.cluster.plugins.module_utils.fabric import collect_fabric, select_subsets
+
+
+def main() -> None:
+    """Module entry point."""
+    module = AnsibleModule(
+        argument_spec={
+            "root": {"type": "path", "default": "/"},
+            "gather_subset": {"type": "list", "elements": "str", "default": ["all"]},
+        },
+        supports_check_mode=True,
+    )
+    try:
+        subsets = select_subsets(module.params["gather_subset"])
+    except GpuFabricError as exc:
+        module.fail_json(msg=str(exc))
+    facts = collect_fabric(module.params["root"], module.run_command, subsets)
+    for warning in facts.pop("warnings"):
+        module.warn(warning)
+    module.exit_json(changed=False, ansible_facts={"gpufabric": facts})
+
+
+if __name__ == "__main__":
+    main()
