@@ -20,7 +20,7 @@ export ANSIBLE_COLLECTIONS_PATH := $(COLLECTIONS)
 export ANSIBLE_COLLECTIONS_SCAN_SYS_PATH := false
 export PATH := $(BIN):$(PATH)
 
-.PHONY: help system-deps venv collection preflight test lint sanity unit build importer hardware clean
+.PHONY: help system-deps venv collection preflight test lint sanity unit build importer install-check hardware clean
 
 help: ## list the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | expand -t 14
@@ -55,11 +55,11 @@ preflight: venv collection ## run the preflight playbook against $(INVENTORY) an
 test: lint sanity unit ## every test tier
 	@echo "all test tiers passed"
 
-lint: venv collection build ## ruff, yamllint, ansible-lint (production), galaxy-importer on the built tarball
-	$(BIN)/ruff check plugins tests tools
+lint: venv collection build ## ruff, yamllint, ansible-lint (production), galaxy-importer, install + ansible-doc of the tarball
+	$(BIN)/ruff check plugins tests tools bench
 	$(BIN)/yamllint -s .
 	$(BIN)/ansible-lint --offline
-	$(MAKE) --no-print-directory importer
+	$(MAKE) --no-print-directory importer install-check
 
 unit: venv collection ## pytest on module_utils, modules and filters with recorded fixtures
 	cd $(ROOT) && PYTHONPATH=$(COLLECTIONS) $(BIN)/pytest -q tests/unit; rc=$$?; \
@@ -80,6 +80,16 @@ build: venv ## build the collection tarball into .build/
 
 importer: build ## galaxy-importer on the built tarball (local checks, no container)
 	cd $(BUILD) && GALAXY_IMPORTER_CONFIG=$(ROOT)/tests/galaxy-importer.cfg $(BIN)/python -m galaxy_importer.main $(TARBALL)
+
+install-check: build ## install the built tarball and render every plugin's documentation from the installed copy
+	rm -rf $(BUILD)/installed
+	$(BIN)/ansible-galaxy collection install --force -p $(BUILD)/installed $(TARBALL)
+	@set -e; for module in $$(ls plugins/modules | sed -n 's/\.py$$//p'); do \
+	  ANSIBLE_COLLECTIONS_PATH=$(BUILD)/installed $(BIN)/ansible-doc gpufabric.cluster.$$module > /dev/null; \
+	  echo "ansible-doc gpufabric.cluster.$$module: ok"; done
+	@set -e; for filter in $$(ls plugins/filter | sed -n 's/\.yml$$//p'); do \
+	  ANSIBLE_COLLECTIONS_PATH=$(BUILD)/installed $(BIN)/ansible-doc -t filter gpufabric.cluster.$$filter > /dev/null; \
+	  echo "ansible-doc -t filter gpufabric.cluster.$$filter: ok"; done
 
 hardware: venv collection ## probe tests against the real driver and NVML (run on a GPU host)
 	PYTHONPATH=$(COLLECTIONS) $(BIN)/pytest -q -s -p no:cacheprovider tests/hardware

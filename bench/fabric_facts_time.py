@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpufabric.cluster contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
@@ -53,7 +52,7 @@ def time_module(root: str, runs: int) -> list[float]:
         args_file = handle.name
     samples = []
     try:
-        for _ in range(runs):
+        for _run in range(runs):
             start = time.perf_counter()
             completed = subprocess.run([sys.executable, fabric_facts.__file__, args_file], capture_output=True,
                                        text=True, check=False)
@@ -73,7 +72,7 @@ def time_collect(root: str, recording: dict, runs: int) -> list[float]:
     nvml.nvml_source = lambda _root: nvml.RecordedSource(recording)
     subsets = select_subsets(["all"])
     samples = []
-    for _ in range(runs):
+    for _run in range(runs):
         start = time.perf_counter()
         collect_fabric(root, _run_command, subsets)
         samples.append(time.perf_counter() - start)

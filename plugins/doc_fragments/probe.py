@@ -17,7 +17,7 @@ options:
         under which helper tools (C(nvidia-imex-ctl), C(ofed_info), C(systemctl)) are looked up.
       - Leave at C(/) on a live host. Point it at a recorded tree to inspect a copy of another host;
         tools are then only run when the tree carries them.
-      - A missing or unreadable root is reported in RV(errors); the task does not fail.
+      - A missing or unreadable root is reported in the C(errors) list of the result; the task does not fail.
     type: path
     default: /
 """

@@ -89,7 +89,7 @@ def check_fabric(gpu: dict) -> dict:
     if not gpu.get("driver_loaded"):
         return _check("fabric", "skip", "fabric state is unknown while the driver is not loaded")
     fabrics = [(item.get("index"), item.get("fabric")) for item in gpus]
-    if all(fabric is None or fabric.get("state") == "not_supported" for _, fabric in fabrics):
+    if all(fabric is None or fabric.get("state") == "not_supported" for _index, fabric in fabrics):
         return _check("fabric", "skip", "GPUs have no NVLink fabric (not an MNNVL system)")
     problems = []
     for index, fabric in fabrics:

@@ -25,6 +25,7 @@ author: gpufabric.cluster contributors (@gpufabric)
 extends_documentation_fragment:
   - gpufabric.cluster.probe
   - ansible.builtin.action_common_attributes
+  - ansible.builtin.action_common_attributes.actiongroups
 attributes:
   check_mode:
     support: full
@@ -33,6 +34,10 @@ attributes:
     support: none
   platform:
     platforms: posix
+  action_group:
+    support: full
+    membership:
+      - gpufabric.cluster.probes
 notes:
   - Reads only sysfs; runs no tools. Works whether or not DOCA-OFED is installed, with the inbox C(mlx5_ib) driver.
 seealso:

@@ -31,6 +31,7 @@ options:
 extends_documentation_fragment:
   - gpufabric.cluster.probe
   - ansible.builtin.action_common_attributes
+  - ansible.builtin.action_common_attributes.actiongroups
   - ansible.builtin.action_common_attributes.facts
 attributes:
   check_mode:
@@ -41,6 +42,10 @@ attributes:
     support: full
   platform:
     platforms: posix
+  action_group:
+    support: full
+    membership:
+      - gpufabric.cluster.probes
 seealso:
   - module: gpufabric.cluster.gpu_info
   - module: gpufabric.cluster.connectx_info

@@ -26,6 +26,7 @@ author: gpufabric.cluster contributors (@gpufabric)
 extends_documentation_fragment:
   - gpufabric.cluster.probe
   - ansible.builtin.action_common_attributes
+  - ansible.builtin.action_common_attributes.actiongroups
 attributes:
   check_mode:
     support: full
@@ -34,6 +35,10 @@ attributes:
     support: none
   platform:
     platforms: posix
+  action_group:
+    support: full
+    membership:
+      - gpufabric.cluster.probes
 notes:
   - Runs C(systemctl show), C(nvidia-imex --version) or C(rpm -qa) and C(nvidia-imex-ctl -N -j), all read-only, and only
     when they exist below O(root).

@@ -24,6 +24,7 @@ author: gpufabric.cluster contributors (@gpufabric)
 extends_documentation_fragment:
   - gpufabric.cluster.probe
   - ansible.builtin.action_common_attributes
+  - ansible.builtin.action_common_attributes.actiongroups
 attributes:
   check_mode:
     support: full
@@ -32,6 +33,10 @@ attributes:
     support: none
   platform:
     platforms: posix
+  action_group:
+    support: full
+    membership:
+      - gpufabric.cluster.probes
 notes:
   - Runs only C(ofed_info -s), read-only, and only when it exists below O(root).
   - The DMA-BUF judgement does not check the GPU architecture (Turing or newer) or the network driver; see
