@@ -26,15 +26,7 @@ help: ## list the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | expand -t 14
 
 system-deps: ## install the OS packages the set-up needs (Debian/Ubuntu; only what is missing)
-	@missing=""; \
-	$(PYTHON) -c 'import venv, ensurepip' 2>/dev/null || missing="$$missing python3-venv"; \
-	command -v git >/dev/null || missing="$$missing git"; \
-	command -v rsync >/dev/null || missing="$$missing rsync"; \
-	if [ -n "$$missing" ]; then \
-	  echo "installing:$$missing"; \
-	  if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
-	  $$SUDO apt-get update -q && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -q $$missing; \
-	fi
+	@sh tools/bootstrap-debian.sh
 
 $(BIN)/ansible: tests/requirements.txt | system-deps
 	$(PYTHON) -m venv $(VENV)

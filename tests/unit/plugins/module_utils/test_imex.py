@@ -27,6 +27,7 @@ from ansible_collections.gpufabric.cluster.plugins.module_utils.imex import (
     service_from_unit_files,
     validate_nodes_file,
 )
+from ansible_collections.gpufabric.cluster.tests.unit.helpers import write_host_file
 
 GB200_IPS = [f"10.114.0.{11 + i}" for i in range(18)]
 
@@ -41,14 +42,6 @@ def run(argv, check_rc=False, environ_update=None):
 def _sample_text(shared_reference: str) -> str:
     with open(os.path.join(shared_reference, "imex", "nvidia-imex-ctl-N.sample.txt"), encoding="utf-8") as handle:
         return handle.read()
-
-
-def _write(root: str, path: str, content: str, mode: int = 0o644) -> None:
-    full = os.path.join(root, path.lstrip("/"))
-    os.makedirs(os.path.dirname(full), exist_ok=True)
-    with open(full, "w", encoding="utf-8") as handle:
-        handle.write(content)
-    os.chmod(full, mode)
 
 
 # --- config.cfg ------------------------------------------------------------------------------
@@ -333,8 +326,8 @@ def test_collect_gb200_tray(host_trees):
 
 def test_collect_follows_imex_node_config_file(fresh_tree):
     root = fresh_tree("gb200_tray")
-    _write(root, "/etc/nvidia-imex/config.cfg", "IMEX_NODE_CONFIG_FILE=/etc/nvidia-imex/rack7.cfg\n")
-    _write(root, "/etc/nvidia-imex/rack7.cfg", "10.1.0.1\n10.1.0.2\n")
+    write_host_file(root, "/etc/nvidia-imex/config.cfg", "IMEX_NODE_CONFIG_FILE=/etc/nvidia-imex/rack7.cfg\n")
+    write_host_file(root, "/etc/nvidia-imex/rack7.cfg", "10.1.0.1\n10.1.0.2\n")
     result = collect_imex(root, run)
     assert result["nodes"]["path"] == "/etc/nvidia-imex/rack7.cfg"
     assert result["nodes"]["addresses"] == ["10.1.0.1", "10.1.0.2"]
@@ -347,12 +340,12 @@ def test_collect_follows_imex_node_config_file(fresh_tree):
 def test_collect_version_from_rpm_then_binary(fresh_tree):
     root = fresh_tree("broken_node")
     os.unlink(os.path.join(root, "var/lib/dpkg/status"))
-    _write(root, "/usr/bin/rpm", "#!/bin/sh\n# TEST: stand-in\n"
-           "[ \"$1\" = \"-qa\" ] && [ \"$3\" = '%{NAME}\\t%{VERSION}-%{RELEASE}\\n' ] && "
-           "printf 'nvidia-imex\\t570.172.08-1.el9\\n' && exit 0\nexit 3\n", 0o755)
+    write_host_file(root, "/usr/bin/rpm", "#!/bin/sh\n# TEST: stand-in\n"
+                    "[ \"$1\" = \"-qa\" ] && [ \"$3\" = '%{NAME}\\t%{VERSION}-%{RELEASE}\\n' ] && "
+                    "printf 'nvidia-imex\\t570.172.08-1.el9\\n' && exit 0\nexit 3\n", 0o755)
     result = collect_imex(root, run)
     assert (result["installed"], result["package"], result["version"]) == (True, "nvidia-imex", "570.172.08-1.el9")
-    _write(root, "/usr/bin/rpm", "#!/bin/sh\nexit 0\n", 0o755)
+    write_host_file(root, "/usr/bin/rpm", "#!/bin/sh\nexit 0\n", 0o755)
     result = collect_imex(root, run)
     assert (result["installed"], result["package"], result["version"]) == (True, None, "570.172.08")
     assert result["errors"] == []

@@ -19,6 +19,7 @@ from ansible_collections.gpufabric.cluster.plugins.module_utils.peermem import (
     parse_kernel_version,
     parse_proc_modules,
 )
+from ansible_collections.gpufabric.cluster.tests.unit.helpers import write_host_file
 
 OPEN = {"loaded": True, "version": "570.172.08", "kernel_module": "open"}
 PROPRIETARY = {"loaded": True, "version": "570.172.08", "kernel_module": "proprietary"}
@@ -30,14 +31,6 @@ def run(argv, check_rc=False, environ_update=None):
     env = dict(os.environ, **(environ_update or {}))
     proc = subprocess.run(argv, capture_output=True, text=True, env=env, check=False)
     return proc.returncode, proc.stdout, proc.stderr
-
-
-def _write(root: str, path: str, content: str, mode: int = 0o644) -> None:
-    full = os.path.join(root, path.lstrip("/"))
-    os.makedirs(os.path.dirname(full), exist_ok=True)
-    with open(full, "w", encoding="utf-8") as handle:
-        handle.write(content)
-    os.chmod(full, mode)
 
 
 @pytest.mark.parametrize(("release", "expected"), [
@@ -118,9 +111,9 @@ def test_collect_loaded_and_persisted_peermem_on_proprietary_driver(fresh_tree):
     version = os.path.join(root, "proc/driver/nvidia/version")
     with open(version, encoding="utf-8") as handle:
         text = handle.read()
-    _write(root, "/proc/driver/nvidia/version", text.replace("Open Kernel Module", "Kernel Module"))
-    _write(root, "/etc/modules-load.d/nvidia-peermem.conf", "# GPUDirect RDMA\nnvidia-peermem\n")
-    _write(root, "/etc/modules", "# /etc/modules\nloop\nnvidia_peermem\n")
+    write_host_file(root, "/proc/driver/nvidia/version", text.replace("Open Kernel Module", "Kernel Module"))
+    write_host_file(root, "/etc/modules-load.d/nvidia-peermem.conf", "# GPUDirect RDMA\nnvidia-peermem\n")
+    write_host_file(root, "/etc/modules", "# /etc/modules\nloop\nnvidia_peermem\n")
     result = collect_peermem(root, run)
     assert result["nvidia_peermem"] == {
         "loaded": True, "persisted": True,
@@ -134,8 +127,8 @@ def test_collect_loaded_and_persisted_peermem_on_proprietary_driver(fresh_tree):
 
 def test_loaded_from_sysfs_initstate_and_legacy_module(fresh_tree):
     root = fresh_tree("broken_node")
-    _write(root, "/sys/module/nvidia_peermem/initstate", "live\n")
-    _write(root, "/sys/module/nv_peer_mem/initstate", "live\n")
+    write_host_file(root, "/sys/module/nvidia_peermem/initstate", "live\n")
+    write_host_file(root, "/sys/module/nv_peer_mem/initstate", "live\n")
     result = collect_peermem(root, run)
     assert result["nvidia_peermem"]["loaded"] is True
     assert result["nv_peer_mem"] == {"loaded": True}
@@ -146,10 +139,10 @@ def test_loaded_from_sysfs_initstate_and_legacy_module(fresh_tree):
 
 def test_modules_load_precedence_and_mask(fresh_tree):
     root = fresh_tree("no_nvidia")
-    _write(root, "/usr/lib/modules-load.d/gpu.conf", "nvidia_peermem\n")
-    _write(root, "/lib/modules-load.d/rdma.conf", "nvidia_peermem\n")
-    _write(root, "/run/modules-load.d/rdma.conf", "# overridden, nothing loaded\n")
-    _write(root, "/usr/lib/modules-load.d/not-a-conf.txt", "nvidia_peermem\n")
+    write_host_file(root, "/usr/lib/modules-load.d/gpu.conf", "nvidia_peermem\n")
+    write_host_file(root, "/lib/modules-load.d/rdma.conf", "nvidia_peermem\n")
+    write_host_file(root, "/run/modules-load.d/rdma.conf", "# overridden, nothing loaded\n")
+    write_host_file(root, "/usr/lib/modules-load.d/not-a-conf.txt", "nvidia_peermem\n")
     assert find_persisted(root) == ["/usr/lib/modules-load.d/gpu.conf"]
     os.symlink("/dev/null", os.path.join(root, "etc/modules-load.d/gpu.conf"))
     assert find_persisted(root) == []
@@ -157,7 +150,7 @@ def test_modules_load_precedence_and_mask(fresh_tree):
 
 def test_persisted_but_not_available_warns(fresh_tree):
     root = fresh_tree("no_nvidia")
-    _write(root, "/etc/modules-load.d/nvidia-peermem.conf", "nvidia_peermem\n")
+    write_host_file(root, "/etc/modules-load.d/nvidia-peermem.conf", "nvidia_peermem\n")
     result = collect_peermem(root, run)
     assert result["nvidia_peermem"] == {"loaded": False, "persisted": True,
                                         "persisted_in": ["/etc/modules-load.d/nvidia-peermem.conf"],
@@ -172,9 +165,9 @@ def test_persisted_but_not_available_warns(fresh_tree):
 def test_find_module_file_compressions(fresh_tree, name):
     root = fresh_tree("no_nvidia")
     assert find_module_file(root, "6.1.0-28-amd64") is None
-    _write(root, f"/lib/modules/6.1.0-28-amd64/kernel/drivers/video/{name}", "")
-    _write(root, "/lib/modules/6.1.0-28-amd64/kernel/drivers/video/nvidia-peermem.ko.sig", "")
-    _write(root, "/lib/modules/5.15.0-1-generic/updates/nvidia-peermem.ko", "")
+    write_host_file(root, f"/lib/modules/6.1.0-28-amd64/kernel/drivers/video/{name}", "")
+    write_host_file(root, "/lib/modules/6.1.0-28-amd64/kernel/drivers/video/nvidia-peermem.ko.sig", "")
+    write_host_file(root, "/lib/modules/5.15.0-1-generic/updates/nvidia-peermem.ko", "")
     assert find_module_file(root, "6.1.0-28-amd64") == f"/lib/modules/6.1.0-28-amd64/kernel/drivers/video/{name}"
     assert find_module_file(root, "../5.15.0-1-generic/x") is None
     assert find_module_file(root, "..") is None
@@ -183,11 +176,11 @@ def test_find_module_file_compressions(fresh_tree, name):
 
 def test_ofed_info_failing_and_silent(fresh_tree):
     root = fresh_tree("hgx_h100")
-    _write(root, "/usr/bin/ofed_info", "#!/bin/sh\necho 'ofed_info: broken install' >&2\nexit 2\n", 0o755)
+    write_host_file(root, "/usr/bin/ofed_info", "#!/bin/sh\necho 'ofed_info: broken install' >&2\nexit 2\n", 0o755)
     result = collect_peermem(root, run)
     assert result["ofed"] == {"installed": True, "version": None}
     assert result["errors"] == ["ofed_info -s exited 2: ofed_info: broken install"]
-    _write(root, "/usr/bin/ofed_info", "#!/bin/sh\nexit 0\n", 0o755)
+    write_host_file(root, "/usr/bin/ofed_info", "#!/bin/sh\nexit 0\n", 0o755)
     result = collect_peermem(root, run)
     assert result["ofed"] == {"installed": True, "version": None}
     assert result["errors"] == ["ofed_info -s printed no version"]

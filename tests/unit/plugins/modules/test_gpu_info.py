@@ -9,6 +9,7 @@ import pytest
 
 from ansible_collections.gpufabric.cluster.plugins.module_utils import nvml
 from ansible_collections.gpufabric.cluster.plugins.modules import gpu_info
+from ansible_collections.gpufabric.cluster.tests.unit.helpers import warning_messages
 
 GB200_CLIQUE = "3c1a5f2e-9b7d-4c2a-8e6f-1d0b7a9c4e21.1"
 ZERO_UUID = "00000000-0000-0000-0000-000000000000"
@@ -16,11 +17,6 @@ RESULT_KEYS = {"changed", "driver_loaded", "driver_version", "kernel_module", "c
                "source", "count", "gpus", "cliques", "errors"}
 GPU_KEYS = {"index", "uuid", "name", "pci_address", "device_id", "numa_node", "memory_total_mib", "mig_mode",
             "persistence_mode", "fabric", "driver"}
-
-
-def _warnings(result):
-    """The warning texts of a result (ansible-core 2.19 returns each as a WarningSummary event)."""
-    return [warning["event"]["msg"] for warning in result.get("warnings", [])]
 
 
 @pytest.fixture
@@ -122,7 +118,7 @@ def test_nvml_init_failure(run_host):
     reason = "NVMLError_LibRmVersionMismatch: RM has detected an NVML/RM version mismatch."
     result = run_host("hgx_h100", {"init_error": reason})
     assert "failed" not in result
-    assert _warnings(result) == [f"NVML is not usable ({reason}); listing GPUs from PCI sysfs instead"]
+    assert warning_messages(result) == [f"NVML is not usable ({reason}); listing GPUs from PCI sysfs instead"]
     assert (result["driver_loaded"], result["driver_version"], result["source"], result["count"]) == (
         True, "570.172.08", "pci", 8)
     assert (result["cuda_driver_version"], result["nvml_version"], result["cliques"]) == (None, None, [])
@@ -134,7 +130,7 @@ def test_pynvml_missing(module_runner, host_trees, monkeypatch):
     monkeypatch.setattr(nvml, "pynvml", None)
     result = module_runner(gpu_info, {"root": host_trees["gb200_tray"]})
     assert "failed" not in result
-    warnings = _warnings(result)
+    warnings = warning_messages(result)
     assert len(warnings) == 1
     assert warnings[0].startswith("Failed to import the required Python library (nvidia-ml-py) on ")
     assert "This is required to query GPUs through NVML." in warnings[0]

@@ -11,6 +11,7 @@ import shutil
 import pytest
 
 from ansible_collections.gpufabric.cluster.plugins.modules import imex_info
+from ansible_collections.gpufabric.cluster.tests.unit.helpers import warning_messages, write_host_file
 
 RESULT_KEYS = {"changed", "installed", "package", "version", "service", "config_path", "config", "nodes", "channels",
                "domain", "errors", "invocation"}
@@ -24,22 +25,9 @@ NOT_INSTALLED_SERVICE = {"exists": False, "enabled": False, "active": False, "ma
                          "unit_file_state": None, "active_state": "inactive"}
 
 
-def _warnings(result: dict) -> list[str]:
-    """The warning messages of a result (ansible-core 2.19 returns WarningSummary events)."""
-    return [warning["event"]["msg"] for warning in result.get("warnings", [])]
-
-
-def _write(root: str, path: str, content: str, mode: int = 0o644) -> None:
-    full = os.path.join(root, path.lstrip("/"))
-    os.makedirs(os.path.dirname(full), exist_ok=True)
-    with open(full, "w", encoding="utf-8") as handle:
-        handle.write(content)
-    os.chmod(full, mode)
-
-
 def _ctl(root: str, body: str) -> None:
     """Replace the tree's nvidia-imex-ctl stand-in (TEST FIXTURE)."""
-    _write(root, "/usr/bin/nvidia-imex-ctl", "#!/bin/sh\n# TEST FIXTURE: altered stand-in.\n" + body, 0o755)
+    write_host_file(root, "/usr/bin/nvidia-imex-ctl", "#!/bin/sh\n# TEST FIXTURE: altered stand-in.\n" + body, 0o755)
 
 
 def _all_connected(count: int) -> dict:
@@ -93,7 +81,7 @@ def test_broken_node(module_runner, host_trees):
     # The driver is not loaded: no channel device class, although the /dev entry was left behind.
     assert result["channels"] == {"supported": False, "devices": ["channel0"]}
     assert result["domain"] is None
-    assert _warnings(result) == [
+    assert warning_messages(result) == [
         f"IMEX nodes file {NODES_PATH} is not valid: addresses listed more than once: 10.0.0.2; "
         "entries that are not IP addresses: line 6 ('gpu-node-07')"]
 
@@ -143,8 +131,8 @@ def test_missing_root(module_runner, tmp_path):
 
 def test_malformed_config_keeps_what_parses(module_runner, fresh_tree):
     root = fresh_tree("gb200_tray")
-    _write(root, CONFIG_PATH, "# IMEX\nLOG_LEVEL=4\nthis line is garbage\nSERVER_PORT=50000\n=novalue\n"
-                              "IMEX_CMD_PORT=50005\n")
+    write_host_file(root, CONFIG_PATH, "# IMEX\nLOG_LEVEL=4\nthis line is garbage\nSERVER_PORT=50000\n=novalue\n"
+                    "IMEX_CMD_PORT=50005\n")
     result = module_runner(imex_info, {"root": root})
     assert "failed" not in result
     assert result["errors"] == [f"{CONFIG_PATH}: not KEY=VALUE: line 3 ('this line is garbage'), line 5 ('=novalue')"]
@@ -157,7 +145,7 @@ def test_malformed_config_keeps_what_parses(module_runner, fresh_tree):
 
 def test_nodes_file_full_of_garbage(module_runner, fresh_tree):
     root = fresh_tree("gb200_tray")
-    _write(root, NODES_PATH, "gpu-node-01\n\x00\x01binary\n300.1.1.1\n10.0.0.1/24\n")
+    write_host_file(root, NODES_PATH, "gpu-node-01\n\x00\x01binary\n300.1.1.1\n10.0.0.1/24\n")
     result = module_runner(imex_info, {"root": root})
     assert "failed" not in result
     assert result["errors"] == []
@@ -166,7 +154,7 @@ def test_nodes_file_full_of_garbage(module_runner, fresh_tree):
         "invalid": [{"line": 1, "value": "gpu-node-01"}, {"line": 2, "value": "\x00\x01binary"},
                     {"line": 3, "value": "300.1.1.1"}, {"line": 4, "value": "10.0.0.1/24"}],
         "blank_or_comment": 0, "valid": False}
-    assert _warnings(result) == [
+    assert warning_messages(result) == [
         f"IMEX nodes file {NODES_PATH} is not valid: no IP addresses; entries that are not IP addresses: "
         "line 1 ('gpu-node-01'), line 2 ('\\x00\\x01binary'), line 3 ('300.1.1.1'), line 4 ('10.0.0.1/24')"]
 
@@ -178,9 +166,9 @@ def test_ctl_json_garbage_falls_back_to_text(module_runner, fresh_tree):
     result = module_runner(imex_info, {"root": root})
     assert "failed" not in result
     assert result["errors"] == []
-    assert len(_warnings(result)) == 1
-    assert _warnings(result)[0].startswith("nvidia-imex-ctl -N -j: output is not JSON (")
-    assert _warnings(result)[0].endswith("); read the text output of nvidia-imex-ctl -N instead")
+    assert len(warning_messages(result)) == 1
+    assert warning_messages(result)[0].startswith("nvidia-imex-ctl -N -j: output is not JSON (")
+    assert warning_messages(result)[0].endswith("); read the text output of nvidia-imex-ctl -N instead")
     domain = result["domain"]
     assert domain["source"] == "text"
     assert domain["status"] == "UP"
@@ -218,7 +206,7 @@ def test_ctl_printing_garbage_everywhere(module_runner, fresh_tree):
     result = module_runner(imex_info, {"root": root})
     assert result["domain"] is None
     assert result["errors"] == ["nvidia-imex-ctl -N: no 'Node #' lines and no 'Domain State' line in the output"]
-    assert _warnings(result)[0].startswith("nvidia-imex-ctl -N -j: output is not JSON")
+    assert warning_messages(result)[0].startswith("nvidia-imex-ctl -N -j: output is not JSON")
 
 
 def test_masked_service_from_unit_files_without_systemctl(module_runner, fresh_tree):
@@ -246,12 +234,12 @@ def test_enabled_service_from_unit_files_is_not_queried(module_runner, fresh_tre
 
 def test_failing_systemctl_warns_and_reads_unit_files(module_runner, fresh_tree):
     root = fresh_tree("gb200_tray")
-    _write(root, "/usr/bin/systemctl", "#!/bin/sh\necho 'System has not been booted with systemd' >&2\nexit 1\n",
-           0o755)
+    write_host_file(root, "/usr/bin/systemctl",
+                    "#!/bin/sh\necho 'System has not been booted with systemd' >&2\nexit 1\n", 0o755)
     result = module_runner(imex_info, {"root": root})
     assert result["service"]["enabled"] is True
     assert result["service"]["active"] is None
-    assert _warnings(result) == [
+    assert warning_messages(result) == [
         "systemctl show nvidia-imex.service --property=LoadState,UnitFileState,ActiveState,SubState exited 1: "
         "System has not been booted with systemd; service state read from the unit files"]
 
@@ -274,7 +262,7 @@ def test_unreadable_config_is_an_error(module_runner, fresh_tree):
     shutil.rmtree(full)
     result = module_runner(imex_info, {"root": root})
     assert result["errors"] == []
-    assert f"{CONFIG_PATH} does not exist although nvidia-imex is installed" in _warnings(result)
+    assert f"{CONFIG_PATH} does not exist although nvidia-imex is installed" in warning_messages(result)
 
 
 def test_unknown_option_fails(module_runner, host_trees):

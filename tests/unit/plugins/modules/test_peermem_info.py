@@ -10,24 +10,12 @@ import os
 import pytest
 
 from ansible_collections.gpufabric.cluster.plugins.modules import peermem_info
+from ansible_collections.gpufabric.cluster.tests.unit.helpers import warning_messages, write_host_file
 
 RESULT_KEYS = {"changed", "kernel_version", "nvidia_peermem", "nv_peer_mem", "ofed", "driver", "dma_buf",
                "gpudirect_rdma", "errors", "invocation"}
 OPEN_570 = {"loaded": True, "version": "570.172.08", "kernel_module": "open"}
 NOT_LOADED = {"loaded": False, "version": None, "kernel_module": None}
-
-
-def _warnings(result: dict) -> list[str]:
-    """The warning messages of a result (ansible-core 2.19 returns WarningSummary events)."""
-    return [warning["event"]["msg"] for warning in result.get("warnings", [])]
-
-
-def _write(root: str, path: str, content: str, mode: int = 0o644) -> None:
-    full = os.path.join(root, path.lstrip("/"))
-    os.makedirs(os.path.dirname(full), exist_ok=True)
-    with open(full, "w", encoding="utf-8") as handle:
-        handle.write(content)
-    os.chmod(full, mode)
 
 
 def test_hgx_h100(module_runner, host_trees):
@@ -100,14 +88,14 @@ def test_peermem_loaded_persisted_warns_through_module(module_runner, fresh_tree
     with open(os.path.join(root, "proc/modules"), "a", encoding="utf-8") as handle:
         handle.write("nvidia_peermem 16384 0 - Live 0x0000000000000000 (OE)\n"
                      "nv_peer_mem 16384 0 - Live 0x0000000000000000 (OE)\n")
-    _write(root, "/etc/modules-load.d/rdma.conf", "ib_umad\nnvidia-peermem\n")
+    write_host_file(root, "/etc/modules-load.d/rdma.conf", "ib_umad\nnvidia-peermem\n")
     result = module_runner(peermem_info, {"root": root})
     assert "failed" not in result
     assert result["nvidia_peermem"] == {"loaded": True, "persisted": True,
                                         "persisted_in": ["/etc/modules-load.d/rdma.conf"], "available": False}
     assert result["nv_peer_mem"] == {"loaded": True}
     assert result["gpudirect_rdma"] == {"ready": True, "method": "nvidia_peermem"}
-    assert _warnings(result) == [
+    assert warning_messages(result) == [
         "nvidia_peermem is loaded at boot by /etc/modules-load.d/rdma.conf "
         "but no nvidia-peermem module exists for kernel 5.4.0-216-generic",
         "both nvidia_peermem and the legacy nv_peer_mem are loaded; unload nv_peer_mem",
@@ -116,10 +104,10 @@ def test_peermem_loaded_persisted_warns_through_module(module_runner, fresh_tree
 
 def test_garbage_files(module_runner, fresh_tree):
     root = fresh_tree("hgx_h100")
-    _write(root, "/proc/sys/kernel/osrelease", "not-a-kernel\n")
-    _write(root, "/proc/driver/nvidia/version", "garbage\n")
-    _write(root, "/proc/modules", "\n\n")
-    _write(root, "/usr/bin/ofed_info", "#!/bin/sh\nexit 1\n", 0o755)
+    write_host_file(root, "/proc/sys/kernel/osrelease", "not-a-kernel\n")
+    write_host_file(root, "/proc/driver/nvidia/version", "garbage\n")
+    write_host_file(root, "/proc/modules", "\n\n")
+    write_host_file(root, "/usr/bin/ofed_info", "#!/bin/sh\nexit 1\n", 0o755)
     result = module_runner(peermem_info, {"root": root})
     assert "failed" not in result
     assert result["kernel_version"] == "not-a-kernel"
