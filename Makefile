@@ -44,8 +44,13 @@ preflight: venv collection ## run the preflight playbook against $(INVENTORY) an
 	$(BIN)/ansible-playbook -i $(INVENTORY) gpufabric.cluster.preflight $(ARGS)
 	@cat "$${GPUFABRIC_REPORT_DIR:-$(ROOT)/reports}/preflight.md" 2>/dev/null || true
 
-test: lint sanity unit ## every test tier
-	@echo "all test tiers passed"
+# Further tiers (the cluster harness, molecule scenarios) add themselves to TEST_TIERS from their own makefiles.
+TEST_TIERS := lint sanity unit
+-include tests/cluster/cluster.mk
+
+test: ## every test tier
+	@set -e; for tier in $(TEST_TIERS); do echo "=== tier: $$tier"; $(MAKE) --no-print-directory $$tier; done
+	@echo "all test tiers passed: $(TEST_TIERS)"
 
 lint: venv collection build ## ruff, yamllint, ansible-lint (production), galaxy-importer, install + ansible-doc of the tarball
 	$(BIN)/ruff check plugins tests tools bench
@@ -57,7 +62,7 @@ unit: venv collection ## pytest on module_utils, modules and filters with record
 	cd $(ROOT) && PYTHONPATH=$(COLLECTIONS) $(BIN)/pytest -q tests/unit; rc=$$?; \
 	  if [ $$rc = 5 ]; then echo "pytest collected no test"; exit 1; fi; exit $$rc
 
-sanity: venv ## ansible-test sanity on a copy of the tree laid out as ansible_collections/gpufabric/cluster
+sanity: venv system-deps ## ansible-test sanity on a copy of the tree laid out as ansible_collections/gpufabric/cluster
 	@rm -rf $(SANITY_DIR) && mkdir -p $(SANITY_DIR)
 	@git ls-files -z --cached --others --exclude-standard | rsync -a --from0 --files-from=- ./ $(SANITY_DIR)/
 	@# its own git repository, so that ansible-test lists its files rather than the ignored .build/ of ours
@@ -75,7 +80,7 @@ importer: build ## galaxy-importer on the built tarball (local checks, no contai
 
 install-check: build ## install the built tarball and render every plugin's documentation from the installed copy
 	rm -rf $(BUILD)/installed
-	$(BIN)/ansible-galaxy collection install --force -p $(BUILD)/installed $(TARBALL)
+	ANSIBLE_COLLECTIONS_PATH=$(BUILD)/installed $(BIN)/ansible-galaxy collection install --force -p $(BUILD)/installed $(TARBALL)
 	@set -e; for module in $$(ls plugins/modules | sed -n 's/\.py$$//p'); do \
 	  ANSIBLE_COLLECTIONS_PATH=$(BUILD)/installed $(BIN)/ansible-doc gpufabric.cluster.$$module > /dev/null; \
 	  echo "ansible-doc gpufabric.cluster.$$module: ok"; done

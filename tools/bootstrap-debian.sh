@@ -1,14 +1,19 @@
 #!/bin/sh
 # Install the OS packages the set-up needs on Debian/Ubuntu (only those missing): make, the Python venv
-# module, git and rsync. Runs apt-get as root, or through sudo for another user.
+# module, git, rsync, and shellcheck (ansible-test sanity's shell script check). Runs apt-get as root, or through sudo for another user.
 set -eu
-missing=""
-command -v make >/dev/null 2>&1 || missing="$missing make"
-python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || missing="$missing python3-venv"
-command -v git >/dev/null 2>&1 || missing="$missing git"
-command -v rsync >/dev/null 2>&1 || missing="$missing rsync"
-[ -n "$missing" ] || exit 0
-if [ "$(id -u)" = 0 ]; then run=""; else run="sudo"; fi
-echo "installing:$missing"
-$run apt-get update -q
-DEBIAN_FRONTEND=noninteractive $run apt-get install -y -q $missing
+set --
+command -v make >/dev/null 2>&1 || set -- "$@" make
+python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || set -- "$@" python3-venv
+command -v git >/dev/null 2>&1 || set -- "$@" git
+command -v rsync >/dev/null 2>&1 || set -- "$@" rsync
+command -v shellcheck >/dev/null 2>&1 || set -- "$@" shellcheck
+[ "$#" -gt 0 ] || exit 0
+echo "installing: $*"
+if [ "$(id -u)" = 0 ]; then
+  apt-get update -q
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -q "$@"
+else
+  sudo apt-get update -q
+  sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -q "$@"
+fi
