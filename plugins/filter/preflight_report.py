@@ -88,6 +88,8 @@ def check_fabric(gpu: dict) -> dict:
         return _check("fabric", "skip", "no NVIDIA GPU found")
     if not gpu.get("driver_loaded"):
         return _check("fabric", "skip", "fabric state is unknown while the driver is not loaded")
+    if gpu.get("source") != "nvml":
+        return _check("fabric", "warn", "fabric state is unknown: NVML was not usable, GPUs were listed from PCI")
     fabrics = [(item.get("index"), item.get("fabric")) for item in gpus]
     if all(fabric is None or fabric.get("state") == "not_supported" for _index, fabric in fabrics):
         return _check("fabric", "skip", "GPUs have no NVLink fabric (not an MNNVL system)")

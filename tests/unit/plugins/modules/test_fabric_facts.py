@@ -77,3 +77,14 @@ def test_wrong_option_type_fails(module_runner):
     result = module_runner(fabric_facts, {"gather_subset": {"a": 1}})
     assert result["failed"] is True
     assert "gather_subset" in result["msg"]
+
+
+@pytest.mark.parametrize("module", [fabric_facts, *INFO_MODULES.values()], ids=lambda module: module.__name__)
+def test_check_mode_returns_the_same_facts(module, host_trees, recorded_nvml, module_runner):
+    recorded_nvml("gb200_tray")
+    normal = module_runner(module, {"root": host_trees["gb200_tray"]})
+    checked = module_runner(module, {"root": host_trees["gb200_tray"], "_ansible_check_mode": True})
+    for result in (normal, checked):
+        result.pop("invocation", None)
+    assert checked == normal
+    assert checked["changed"] is False

@@ -1,0 +1,85 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpufabric.cluster contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The preflight playbook run by ansible-playbook, as a user runs it, over hosts that read recorded trees.
+
+NVML is not replayed here (the hosts are real processes reading trees, and NVML only describes
+the running machine), so the GPU probe lists GPUs from PCI and says so; the rules that need NVML
+answers are covered by the filter tests.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+import yaml
+
+import ansible_collections
+
+COLLECTIONS_PATH = next(os.path.dirname(path) for path in ansible_collections.__path__
+                        if os.path.isdir(os.path.join(path, "gpufabric", "cluster")))
+
+
+@pytest.fixture(scope="module")
+def fleet(host_trees, tmp_path_factory):
+    """An inventory of three local hosts, each probing its own recorded tree."""
+    workdir = tmp_path_factory.mktemp("preflight")
+    hosts = {"hgx": "hgx_h100", "broken": "broken_node", "plain": "no_nvidia"}
+    inventory = {"all": {"hosts": {
+        name: {"ansible_connection": "local", "ansible_python_interpreter": sys.executable,
+               "gpufabric_probe_root": host_trees[tree]}
+        for name, tree in hosts.items()}}}
+    (workdir / "hosts.yml").write_text(yaml.safe_dump(inventory))
+    return workdir
+
+
+def run_preflight(workdir, *extra):
+    env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=COLLECTIONS_PATH, ANSIBLE_NOCOLOR="1",
+               ANSIBLE_HOST_KEY_CHECKING="false", ANSIBLE_LOCALHOST_WARNING="false")
+    command = [os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-i", str(workdir / "hosts.yml"),
+               "gpufabric.cluster.preflight", "-e", f"gpufabric_report_dir={workdir / 'reports'}", *extra]
+    return subprocess.run(command, capture_output=True, text=True, env=env, cwd=str(workdir), check=False)
+
+
+def test_report_written_and_run_passes(fleet):
+    completed = run_preflight(fleet)
+    assert completed.returncode == 0, completed.stdout + completed.stderr
+    report = json.loads((fleet / "reports" / "preflight.json").read_text())
+    statuses = {name: entry["status"] for name, entry in report["hosts"].items()}
+    assert statuses == {"hgx": "warn", "broken": "fail", "plain": "no_hardware"}
+    fabric = next(check for check in report["hosts"]["hgx"]["checks"] if check["name"] == "fabric")
+    assert fabric["message"] == "fabric state is unknown: NVML was not usable, GPUs were listed from PCI"
+    assert report["summary"]["failed_hosts"] == ["broken"]
+    markdown = (fleet / "reports" / "preflight.md").read_text()
+    assert "**NOT READY: broken**" in markdown
+    assert "broken: FAIL - failed: driver, imex, rdma_ports, gpudirect_rdma" in completed.stdout
+    assert "plain: NO_HARDWARE - no NVIDIA GPU or ConnectX port found" in completed.stdout
+    # hgx reads a tree, so NVML is not used: the warning says so and the GPUs come from PCI
+    assert "listing GPUs from PCI sysfs instead" in completed.stderr
+
+
+def test_second_run_changes_nothing(fleet):
+    run_preflight(fleet)
+    completed = run_preflight(fleet)
+    assert completed.returncode == 0
+    recap = [line for line in completed.stdout.splitlines() if "changed=" in line]
+    assert recap and all("changed=0" in line for line in recap), recap
+
+
+def test_fail_switch_fails_only_the_broken_host(fleet):
+    completed = run_preflight(fleet, "-e", "gpufabric_preflight_fail_on_error=true")
+    assert completed.returncode == 2
+    assert "broken failed preflight (failed: driver, imex, rdma_ports, gpudirect_rdma)" in completed.stdout
+    recap = {line.split()[0]: line for line in completed.stdout.splitlines() if "failed=" in line}
+    assert "failed=1" in recap["broken"]
+    assert "failed=0" in recap["hgx"] and "failed=0" in recap["plain"]
+
+
+def test_bad_variable_is_named(fleet):
+    completed = run_preflight(fleet, "-e", '{"gpufabric_preflight_fail_on_error": "perhaps"}')
+    assert completed.returncode != 0
+    assert "gpufabric_preflight_fail_on_error" in completed.stdout
