@@ -1,0 +1,86 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpufabric.cluster contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""parse_ib_write_bw on the real perftest sample in ../shared/reference/tools and on its documented variants."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+from ansible.errors import AnsibleFilterError
+
+from ansible_collections.gpufabric.cluster.plugins.filter.parse_ib_write_bw import parse_ib_write_bw
+
+MIB_TO_GBPS = 1048576 * 8 / 1e9
+
+
+@pytest.fixture(scope="module")
+def sample(shared_reference):
+    with open(os.path.join(shared_reference, "tools", "ib_write_bw-gpu-dmabuf-roce.txt"), encoding="utf-8") as handle:
+        return handle.read()
+
+
+def test_real_sample(sample):
+    parsed = parse_ib_write_bw(sample)
+    assert parsed["test"] == "RDMA_Write BW Test"
+    assert parsed["unit"] == "Gb/sec"
+    assert parsed["settings"]["Device"] == "mlx5_0"
+    assert parsed["settings"]["Dual-port"] == "OFF"
+    assert parsed["settings"]["Link type"] == "Ethernet"
+    assert parsed["settings"]["PCIe relax order"] == "ON"
+    assert parsed["settings"]["Mtu"] == "1024[B]"
+    assert parsed["settings"]["Data ex. method"] == "Ethernet"
+    assert len(parsed["settings"]) == 15
+    assert len(parsed["rows"]) == 23
+    assert parsed["rows"][0] == {"bytes": 2, "iterations": 5000, "bw_peak_gbps": 0.11, "bw_average_gbps": 0.11,
+                                 "msg_rate_mpps": 6.897101}
+    assert parsed["rows"][-1]["bytes"] == 8388608
+    assert parsed["best_average_gbps"] == 92.44  # 262144 B; the 16384 B row (92.46) is below 64 KiB
+
+
+def test_launcher_noise_is_ignored(sample):
+    noisy = ("Warning: Permanently added '10.0.0.2' (ED25519) to the list of known hosts.\n"
+             "[gpu-0:00012] MCW rank 0 bound to socket 0[core 0[hwt 0]]\n" + sample + "\nclient finished\n")
+    assert parse_ib_write_bw(noisy) == parse_ib_write_bw(sample)
+
+
+def test_mib_units_are_converted_and_missing_peak():
+    text = """
+---------------------------------------------------------------------------------------
+                    RDMA_Write BW Test
+ Dual-port       : OFF          Device         : mlx5_1
+---------------------------------------------------------------------------------------
+ WARNING: BW peak won't be measured in this run.
+ #bytes     #iterations    BW peak[MiB/sec]    BW average[MiB/sec]   MsgRate[Mpps]
+ 65536      5000             0.00               11000.50            0.176008
+---------------------------------------------------------------------------------------
+"""
+    parsed = parse_ib_write_bw(text)
+    assert parsed["unit"] == "MiB/sec"
+    assert parsed["rows"] == [{"bytes": 65536, "iterations": 5000, "bw_peak_gbps": None,
+                               "bw_average_gbps": round(11000.50 * MIB_TO_GBPS, 4), "msg_rate_mpps": 0.176008}]
+    assert parsed["best_average_gbps"] == round(11000.50 * MIB_TO_GBPS, 4)
+
+
+def test_qos_column_and_small_messages_only():
+    text = """ RDMA_Write BW Test
+ #bytes #sl   #iterations    BW peak[Gb/sec]    BW average[Gb/sec]   MsgRate[Mpps]
+ 4096   3     5000           92.130000          92.060000            2.809574
+"""
+    parsed = parse_ib_write_bw(text)
+    assert parsed["rows"] == [{"bytes": 4096, "iterations": 5000, "bw_peak_gbps": 92.13, "bw_average_gbps": 92.06,
+                               "msg_rate_mpps": 2.809574, "sl": 3}]
+    assert parsed["best_average_gbps"] is None
+
+
+@pytest.mark.parametrize(("output", "message"), [
+    ("Couldn't connect to 10.0.0.2:18515\n", "no '#bytes ...' bandwidth table"),
+    (" #bytes     #iterations    BW peak[Gb/sec]    BW average[Gb/sec]   MsgRate[Mpps]\n", "has no rows"),
+    (" #bytes  #iterations  BW peak[KB/sec]  BW average[KB/sec]  MsgRate[Mpps]\n 65536 10 1 1 1\n",
+     "unknown bandwidth unit 'KB/sec'"),
+    (42, "expected the tool's output as text, got int"),
+])
+def test_bad_output_is_explained(output, message):
+    with pytest.raises(AnsibleFilterError, match=message):
+        parse_ib_write_bw(output)
