@@ -101,6 +101,11 @@ def find_module_file(root: str, kernel_release: str | None) -> str | None:
     if not kernel_release or "/" in kernel_release or kernel_release in (".", ".."):
         return None
     base = f"/lib/modules/{kernel_release}"
+    # depmod's index names every module of the kernel in one file; walk the tree only without it.
+    for line in read_lines(root, f"{base}/modules.dep") or []:
+        path = line.split(":", 1)[0].strip()
+        if os.path.basename(path) in PEERMEM_FILES:
+            return path if path.startswith("/") else f"{base}/{path}"
     top = host_path(root, base)
     for directory, subdirs, files in os.walk(top):
         subdirs.sort()

@@ -204,3 +204,15 @@ def test_missing_root():
     assert result["errors"] == [message]
     assert result["dma_buf"] == {"supported": False, "reasons": [f"host not readable: {message}"]}
     assert result["gpudirect_rdma"] == {"ready": False, "method": None}
+
+
+def test_find_module_file_reads_modules_dep_before_walking(fresh_tree):
+    root = fresh_tree("no_nvidia")
+    base = "/lib/modules/6.1.0-28-amd64"
+    write_host_file(root, f"{base}/modules.dep",
+                    "kernel/drivers/net/virtio_net.ko.xz: kernel/drivers/net/net_failover.ko.xz\n"
+                    "updates/dkms/nvidia-peermem.ko.xz: updates/dkms/nvidia.ko.xz\n")
+    # depmod's index is trusted: the file itself need not be walked to
+    assert find_module_file(root, "6.1.0-28-amd64") == f"{base}/updates/dkms/nvidia-peermem.ko.xz"
+    write_host_file(root, f"{base}/modules.dep", "kernel/drivers/net/virtio_net.ko.xz:\n")
+    assert find_module_file(root, "6.1.0-28-amd64") is None
