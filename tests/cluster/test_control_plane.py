@@ -1,0 +1,194 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpufabric.cluster contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The harness is a real control plane: DRA served, CRD schemas enforced, pods scheduled onto kwok GPU nodes."""
+
+from __future__ import annotations
+
+import harness
+import pytest
+from kubernetes import client
+from kubernetes.client.rest import ApiException
+
+
+def test_dra_api_is_served(api_client):
+    versions = client.ApisApi(api_client).get_api_versions()
+    groups = {group.name: [v.version for v in group.versions] for group in versions.groups}
+    assert "v1" in groups["resource.k8s.io"]
+    resources = client.CustomObjectsApi(api_client).get_api_resources("resource.k8s.io", "v1")
+    names = {resource.name for resource in resources.resources}
+    assert {"deviceclasses", "resourceclaims", "resourceclaimtemplates", "resourceslices"} <= names
+
+
+def test_server_reports_the_pinned_version(api_client):
+    info = client.VersionApi(api_client).get_code()
+    assert info.git_version == harness.versions()["KUBERNETES_VERSION"]
+
+
+def test_nodes_look_like_gb200_trays(api_client, cluster):
+    nodes = {node.metadata.name: node for node in client.CoreV1Api(api_client).list_node().items}
+    assert set(cluster.gpu_nodes) | set(cluster.control_plane_nodes) <= set(nodes)
+    for name in cluster.gpu_nodes:
+        node = nodes[name]
+        labels = node.metadata.labels
+        assert labels["feature.node.kubernetes.io/pci-10de.present"] == "true"
+        assert labels["feature.node.kubernetes.io/pci-15b3.present"] == "true"
+        assert labels["nvidia.com/gpu.present"] == "true"
+        assert labels["nvidia.com/gpu.product"] == "NVIDIA-GB200"
+        assert labels["nvidia.com/gpu.count"] == "4"
+        assert node.status.allocatable["nvidia.com/gpu"] == "4"
+        assert {c.type: c.status for c in node.status.conditions}["Ready"] == "True"
+    # The first rack is the clique the unit fixtures describe.
+    assert nodes[cluster.gpu_nodes[0]].metadata.labels["nvidia.com/gpu.clique"] == f"{harness.CLUSTER_UUID}.1"
+    control = nodes[cluster.control_plane_nodes[0]]
+    assert "node-role.kubernetes.io/control-plane" in control.metadata.labels
+    assert "nvidia.com/gpu" not in control.status.allocatable
+
+
+WIDGET_CRD = {
+    "apiVersion": "apiextensions.k8s.io/v1",
+    "kind": "CustomResourceDefinition",
+    "metadata": {"name": "widgets.harness.gpufabric.invalid"},
+    "spec": {
+        "group": "harness.gpufabric.invalid",
+        "scope": "Namespaced",
+        "names": {"plural": "widgets", "singular": "widget", "kind": "Widget"},
+        "versions": [
+            {
+                "name": "v1",
+                "served": True,
+                "storage": True,
+                "schema": {
+                    "openAPIV3Schema": {
+                        "type": "object",
+                        "properties": {
+                            "spec": {
+                                "type": "object",
+                                "required": ["gpus"],
+                                "properties": {
+                                    "gpus": {"type": "integer", "minimum": 1, "maximum": 4},
+                                    "mode": {"type": "string", "enum": ["exclusive", "shared"]},
+                                },
+                            }
+                        },
+                    }
+                },
+            }
+        ],
+    },
+}
+
+
+@pytest.fixture(scope="module")
+def widget_crd(api_client, waiter):
+    extensions = client.ApiextensionsV1Api(api_client)
+    extensions.create_custom_resource_definition(WIDGET_CRD)
+
+    def established():
+        crd = extensions.read_custom_resource_definition(WIDGET_CRD["metadata"]["name"])
+        return any(c.type == "Established" and c.status == "True" for c in (crd.status.conditions or []))
+
+    waiter("the Widget CRD to be established", established, timeout=60)
+    yield
+    extensions.delete_custom_resource_definition(WIDGET_CRD["metadata"]["name"])
+
+
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        ({"gpus": 8}, "spec.gpus"),
+        ({"gpus": "four"}, "spec.gpus"),
+        ({"gpus": 2, "mode": "borrowed"}, "spec.mode"),
+        ({"mode": "shared"}, "spec.gpus"),
+    ],
+)
+def test_crd_schema_rejects_a_bad_object(api_client, namespace, widget_crd, spec, message):
+    objects = client.CustomObjectsApi(api_client)
+    good = {"apiVersion": "harness.gpufabric.invalid/v1", "kind": "Widget", "metadata": {"name": "good"}}
+    objects.create_namespaced_custom_object(
+        "harness.gpufabric.invalid", "v1", namespace, "widgets", good | {"spec": {"gpus": 4, "mode": "shared"}}
+    )
+    bad = {"apiVersion": "harness.gpufabric.invalid/v1", "kind": "Widget", "metadata": {"name": "bad"}, "spec": spec}
+    with pytest.raises(ApiException) as raised:
+        objects.create_namespaced_custom_object("harness.gpufabric.invalid", "v1", namespace, "widgets", bad)
+    assert raised.value.status == 422
+    assert message in raised.value.body
+
+
+def test_deployment_pods_run_on_gpu_nodes(api_client, cluster, namespace, waiter):
+    apps = client.AppsV1Api(api_client)
+    core = client.CoreV1Api(api_client)
+    labels = {"app": "gpu-burn"}
+    apps.create_namespaced_deployment(
+        namespace,
+        {
+            "metadata": {"name": "gpu-burn"},
+            "spec": {
+                "replicas": 6,
+                "selector": {"matchLabels": labels},
+                "template": {
+                    "metadata": {"labels": labels},
+                    "spec": {
+                        "nodeSelector": {"nvidia.com/gpu.present": "true"},
+                        "containers": [
+                            {
+                                "name": "burn",
+                                "image": "registry.invalid/gpu-burn:1",
+                                "resources": {"limits": {"nvidia.com/gpu": "4"}},
+                            }
+                        ],
+                    },
+                },
+            },
+        },
+    )
+    waiter(
+        "the Deployment to have 6 ready replicas",
+        lambda: (apps.read_namespaced_deployment(name="gpu-burn", namespace=namespace).status.ready_replicas or 0) == 6,
+    )
+    pods = core.list_namespaced_pod(namespace, label_selector="app=gpu-burn").items
+    assert len(pods) == 6
+    assert all(pod.status.phase == "Running" for pod in pods)
+    # Four GPUs each: one pod per tray, never on the control plane.
+    hosts = [pod.spec.node_name for pod in pods]
+    assert len(set(hosts)) == 6
+    assert set(hosts) <= set(cluster.gpu_nodes)
+    assert all(pod.status.pod_ip for pod in pods)
+
+
+def job(name: str, complete: bool) -> dict:
+    annotations = {harness.COMPLETE_ANNOTATION: "true"} if complete else {}
+    return {
+        "metadata": {"name": name},
+        "spec": {
+            "backoffLimit": 0,
+            "template": {
+                "metadata": {"annotations": annotations},
+                "spec": {
+                    "restartPolicy": "Never",
+                    "nodeSelector": {"nvidia.com/gpu.present": "true"},
+                    "containers": [{"name": "main", "image": "registry.invalid/nvbandwidth:1"}],
+                },
+            },
+        },
+    }
+
+
+def test_job_pods_complete_when_annotated(api_client, namespace, waiter):
+    batch = client.BatchV1Api(api_client)
+    core = client.CoreV1Api(api_client)
+    batch.create_namespaced_job(namespace, job("finishes", complete=True))
+    batch.create_namespaced_job(namespace, job("keeps-running", complete=False))
+    waiter("the annotated Job to succeed", lambda: batch.read_namespaced_job("finishes", namespace).status.succeeded)
+    finished = batch.read_namespaced_job("finishes", namespace)
+    assert any(c.type == "Complete" and c.status == "True" for c in finished.status.conditions)
+    running = waiter(
+        "the plain Job's pod to run",
+        lambda: [
+            p
+            for p in core.list_namespaced_pod(namespace, label_selector="job-name=keeps-running").items
+            if p.status.phase == "Running"
+        ],
+    )
+    assert len(running) == 1
+    assert not batch.read_namespaced_job("keeps-running", namespace).status.succeeded
