@@ -16,6 +16,8 @@ from collections.abc import Mapping
 
 from ansible.errors import AnsibleFilterError
 
+from ansible_collections.gpufabric.cluster.plugins.plugin_utils.imex_domains import group_by_clique
+
 STATUS_ORDER = {"skip": 0, "pass": 1, "warn": 2, "fail": 3}
 
 DEFAULT_SETTINGS: dict[str, t.Any] = {
@@ -211,14 +213,10 @@ def imex_domains(hosts: Mapping[str, dict]) -> list[dict]:
 
     ``hosts`` maps a host name to ``{'facts': gpufabric facts, 'address': IMEX address or None}``.
     """
-    by_clique: dict[str, list[str]] = {}
-    for name, entry in hosts.items():
-        cliques = ((entry.get("facts") or {}).get("gpu") or {}).get("cliques") or []
-        if len(cliques) == 1:
-            by_clique.setdefault(cliques[0], []).append(name)
+    by_clique = group_by_clique({name: ((entry.get("facts") or {}).get("gpu") or {}).get("cliques") or []
+                                 for name, entry in hosts.items()})
     domains = []
-    for clique, members in sorted(by_clique.items()):
-        members = sorted(members)
+    for clique, members in by_clique.items():
         addresses = {name: hosts[name].get("address") for name in members}
         problems: list[str] = []
         notes: list[str] = []

@@ -1,0 +1,39 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpufabric.cluster contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The ``gpufabric.cluster.imex_domains`` filter: IMEX domains and nodes files from hostvars.
+
+A thin wrapper over :func:`...plugin_utils.imex_domains.derive_domains`, which holds the logic
+(shared with the preflight report).
+"""
+
+from __future__ import annotations
+
+import typing as t
+from collections.abc import Mapping
+
+from ansible.errors import AnsibleFilterError
+
+from ansible_collections.gpufabric.cluster.plugins.plugin_utils.imex_domains import ImexDomainError, derive_domains
+
+
+def imex_domains(hostvars: Mapping, hosts: t.Sequence[str], domains: t.Any = None, family: str = "ipv4",
+                 interface: str | None = None, address_var: str = "nvidia_imex_address",
+                 variable: str = "nvidia_imex_domains", address_label: str | None = None) -> dict[str, dict]:
+    """Return ``{host: {domain, clique, address, nodes}}`` for ``hosts``; see the filter documentation."""
+    if isinstance(hosts, str) or not isinstance(hosts, (list, tuple)):
+        raise AnsibleFilterError(f"imex_domains: hosts must be a list of host names, got {type(hosts).__name__}")
+    try:
+        return derive_domains(hostvars, [str(host) for host in hosts], domains=domains, family=family,
+                              interface=interface or None, address_var=address_var, variable=variable,
+                              address_label=address_label)
+    except ImexDomainError as exc:
+        raise AnsibleFilterError(f"imex_domains: {exc}") from None
+
+
+class FilterModule:
+    """The IMEX domain filter."""
+
+    def filters(self) -> dict[str, t.Callable]:
+        """Return the filters of this file."""
+        return {"imex_domains": imex_domains}

@@ -1,0 +1,130 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpufabric.cluster contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The imex_domains filter: domains from fabric cliques or explicit lists, addresses, and bad input."""
+
+from __future__ import annotations
+
+import pytest
+from ansible.errors import AnsibleFilterError
+
+from ansible_collections.gpufabric.cluster.plugins.filter.imex_domains import FilterModule, imex_domains
+from ansible_collections.gpufabric.cluster.plugins.module_utils import nvml
+from ansible_collections.gpufabric.cluster.plugins.module_utils.fabric import collect_fabric, select_subsets
+
+GB200_CLIQUE = "3c1a5f2e-9b7d-4c2a-8e6f-1d0b7a9c4e21.1"
+OTHER_CLIQUE = "3c1a5f2e-9b7d-4c2a-8e6f-1d0b7a9c4e21.2"
+
+
+@pytest.fixture(scope="module")
+def gb200_gpu(host_trees, nvml_recording, command_runner):
+    """``ansible_facts['gpufabric']['gpu']`` of the recorded GB200 tray, gathered by the real collector."""
+    recording = nvml_recording("gb200_tray")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(nvml, "nvml_source", lambda _root: nvml.RecordedSource(recording))
+        facts = collect_fabric(host_trees["gb200_tray"], command_runner, select_subsets(["gpu"]))
+    assert facts["gpu"]["cliques"] == [GB200_CLIQUE]
+    return facts["gpu"]
+
+
+def host(cliques=None, ipv4=None, **extra):
+    """hostvars of one host with the given cliques and default IPv4 address."""
+    facts = {"gpufabric": {"gpu": {"cliques": list(cliques or [])}}}
+    if ipv4:
+        facts["default_ipv4"] = {"address": ipv4, "interface": "eth0"}
+    return {"ansible_facts": facts, **extra}
+
+
+def test_filter_is_registered():
+    assert FilterModule().filters() == {"imex_domains": imex_domains}
+
+
+def test_three_trays_of_one_clique_share_one_sorted_nodes_file(gb200_gpu):
+    hostvars = {name: {"ansible_facts": {"gpufabric": {"gpu": gb200_gpu}, "default_ipv4": {"address": address}}}
+                for name, address in (("tray-c", "10.0.0.10"), ("tray-a", "10.0.0.9"), ("tray-b", "10.0.0.100"))}
+    result = imex_domains(hostvars, ["tray-a", "tray-b", "tray-c"])
+    nodes = ["10.0.0.9", "10.0.0.10", "10.0.0.100"]
+    assert result == {
+        "tray-a": {"domain": GB200_CLIQUE, "clique": GB200_CLIQUE, "address": "10.0.0.9", "nodes": nodes},
+        "tray-b": {"domain": GB200_CLIQUE, "clique": GB200_CLIQUE, "address": "10.0.0.100", "nodes": nodes},
+        "tray-c": {"domain": GB200_CLIQUE, "clique": GB200_CLIQUE, "address": "10.0.0.10", "nodes": nodes},
+    }
+
+
+def test_two_cliques_make_two_domains_and_hosts_without_clique_none():
+    hostvars = {
+        "a1": host([GB200_CLIQUE], "10.0.0.1"), "a2": host([GB200_CLIQUE], "10.0.0.2"),
+        "b1": host([OTHER_CLIQUE], "10.0.1.1"), "h100": host([], "10.0.2.1"), "bare": {},
+    }
+    result = imex_domains(hostvars, ["a1", "a2", "b1", "h100", "bare"])
+    assert result["a1"]["nodes"] == result["a2"]["nodes"] == ["10.0.0.1", "10.0.0.2"]
+    assert result["b1"] == {"domain": OTHER_CLIQUE, "clique": OTHER_CLIQUE, "address": "10.0.1.1",
+                            "nodes": ["10.0.1.1"]}
+    assert result["h100"] == {"domain": None, "clique": None, "address": None, "nodes": []}
+    assert result["bare"]["domain"] is None
+
+
+def test_explicit_address_interface_and_ipv6():
+    hostvars = {
+        "a": host([GB200_CLIQUE], "192.0.2.1", nvidia_imex_address="10.1.0.2"),
+        "b": host([GB200_CLIQUE], "192.0.2.2"),
+    }
+    hostvars["b"]["ansible_facts"]["ib0"] = {"ipv4": {"address": "10.1.0.1"},
+                                             "ipv6": [{"address": "fe80::1", "scope": "link"},
+                                                      {"address": "fd00::1", "scope": "global"}]}
+    hostvars["a"]["ansible_facts"]["ib0"] = {"ipv4": {"address": "10.1.0.9"}}
+    assert imex_domains(hostvars, ["a", "b"], interface="ib0")["a"]["nodes"] == ["10.1.0.1", "10.1.0.2"]
+    hostvars["a"]["nvidia_imex_address"] = "fd00:0:0::2"
+    assert imex_domains(hostvars, ["a", "b"], family="ipv6", interface="ib0")["b"]["nodes"] == ["fd00::1", "fd00::2"]
+
+
+def test_duplicates_are_removed_and_ipv4_sorts_before_ipv6():
+    hostvars = {"a": host([GB200_CLIQUE], "10.0.0.2"), "b": host([GB200_CLIQUE], "10.0.0.1")}
+    domains = [{"name": "rack1", "hosts": ["a", "b"], "nodes": ["fd00::1", "10.0.0.2", " 10.0.0.3 "]}]
+    result = imex_domains(hostvars, ["a", "b"], domains)
+    assert result["a"]["nodes"] == ["10.0.0.1", "10.0.0.2", "10.0.0.3", "fd00::1"]
+    assert result["a"]["domain"] == "rack1"
+    assert result["a"]["clique"] == GB200_CLIQUE
+
+
+def test_explicit_domain_without_cliques_is_allowed():
+    hostvars = {"a": host([], "10.0.0.2"), "b": host(None, "10.0.0.1")}
+    result = imex_domains(hostvars, ["a", "b"], [{"name": "lab", "hosts": ["a", "b"]}])
+    assert result["b"] == {"domain": "lab", "clique": None, "address": "10.0.0.1", "nodes": ["10.0.0.1", "10.0.0.2"]}
+
+
+@pytest.mark.parametrize(("hostvars", "args", "message"), [
+    pytest.param({"a": host([GB200_CLIQUE], "10.0.0.1"), "b": host([OTHER_CLIQUE], "10.0.0.2")},
+                 ([{"name": "rack1", "hosts": ["a", "b"]}],),
+                 "nvidia_imex_domains (rack1): its hosts are in different cliques: "
+                 f"a ({GB200_CLIQUE}), b ({OTHER_CLIQUE})", id="explicit-domain-spans-cliques"),
+    pytest.param({"a": host([GB200_CLIQUE, OTHER_CLIQUE], "10.0.0.1")}, (),
+                 "host a: its GPUs are in 2 cliques", id="host-in-two-cliques"),
+    pytest.param({"a": host([GB200_CLIQUE], "10.0.0.1")},
+                 ([{"name": "rack1", "hosts": ["a"], "nodes": ["gpu-node-07"]}],),
+                 "nvidia_imex_domains[0] (rack1): nodes entry: 'gpu-node-07' is not an IP address",
+                 id="hostname-in-nodes"),
+    pytest.param({"a": host([GB200_CLIQUE], "10.0.0.1", nvidia_imex_address="tray-a.example")}, (),
+                 "host a: nvidia_imex_address: 'tray-a.example' is not an IP address", id="hostname-address"),
+    pytest.param({"a": host([GB200_CLIQUE])}, (),
+                 "host a: no IMEX address found: nvidia_imex_address is not set and "
+                 "ansible_facts['default_ipv4'] is empty", id="no-address"),
+    pytest.param({"a": host([GB200_CLIQUE], "10.0.0.1")}, ([{"name": "r", "hosts": ["a", "ghost"]}],),
+                 "host ghost is not in the inventory", id="unknown-host"),
+    pytest.param({"a": host([GB200_CLIQUE], "10.0.0.1")},
+                 ([{"name": "r", "hosts": ["a"]}, {"name": "s", "hosts": ["a"]}],),
+                 "host a is in two domains, r and s", id="host-twice"),
+    pytest.param({"a": host([GB200_CLIQUE], "10.0.0.1")}, ([{"hosts": ["a"]}],),
+                 "nvidia_imex_domains[0] must be a mapping with a name", id="domain-without-name"),
+    pytest.param({"a": host([GB200_CLIQUE], "10.0.0.1")}, ([], "ipv5"),
+                 "family must be one of ipv4, ipv6", id="bad-family"),
+])
+def test_bad_input_names_host_and_variable(hostvars, args, message):
+    with pytest.raises(AnsibleFilterError, match=r"^imex_domains: ") as caught:
+        imex_domains(hostvars, sorted(hostvars), *args)
+    assert message in str(caught.value)
+
+
+def test_hosts_must_be_a_list():
+    with pytest.raises(AnsibleFilterError, match="hosts must be a list of host names, got str"):
+        imex_domains({}, "a")
