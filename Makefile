@@ -47,6 +47,7 @@ preflight: venv collection ## run the preflight playbook against $(INVENTORY) an
 # Further tiers (the cluster harness, molecule scenarios) add themselves to TEST_TIERS from their own makefiles.
 TEST_TIERS := lint sanity unit
 -include tests/cluster/cluster.mk
+-include molecule/molecule.mk
 
 test: ## every test tier
 	@set -e; for tier in $(TEST_TIERS); do echo "=== tier: $$tier"; $(MAKE) --no-print-directory $$tier; done
@@ -55,7 +56,7 @@ test: ## every test tier
 lint: venv collection build ## ruff, yamllint, ansible-lint (production), galaxy-importer, install + ansible-doc of the tarball
 	$(BIN)/ruff check plugins tests tools bench
 	$(BIN)/yamllint -s .
-	$(BIN)/ansible-lint --offline
+	ANSIBLE_LIBRARY=$(ROOT)/tests/molecule/library $(BIN)/ansible-lint --offline  # the scenarios' TEST FIXTURE modules
 	$(MAKE) --no-print-directory importer install-check
 
 unit: venv collection ## pytest on module_utils, modules and filters with recorded fixtures
