@@ -1,0 +1,91 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpufabric.cluster contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Verify nvidia_imex on the three hosts of one clique: one nodes file, the configuration and the service."""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+import os
+import subprocess
+
+import pytest
+import testinfra
+
+MEMBERS = ("imex-1", "imex-2", "imex-3")
+NODES_FILE = "/etc/nvidia-imex/nodes_config.cfg"
+CONFIG_FILE = "/etc/nvidia-imex/config.cfg"
+
+
+def _member(name):
+    return testinfra.get_host(f"podman://{name}")
+
+
+@pytest.fixture(scope="module")
+def addresses():
+    """The IPv4 address of every member's default-route interface, as the containers report it."""
+    found = {}
+    for name in MEMBERS:
+        member = _member(name)
+        device = json.loads(member.check_output("ip -j -4 route show default"))[0]["dev"]
+        info = json.loads(member.check_output(f"ip -j -4 addr show dev {device}"))[0]["addr_info"]
+        found[name] = next(str(ipaddress.ip_address(entry["local"])) for entry in info if entry["family"] == "inet")
+    return found
+
+
+def _entries(text):
+    return [line.strip() for line in text.splitlines() if line.strip() and not line.startswith("#")]
+
+
+def test_nodes_file_lists_the_three_addresses_sorted(host, addresses):
+    nodes = host.file(NODES_FILE)
+    assert nodes.user == "root" and nodes.mode == 0o644
+    expected = sorted(addresses.values(), key=lambda address: int(ipaddress.ip_address(address)))
+    # nvidia-imex reads every line as an address: the file holds the addresses and nothing else
+    assert nodes.content_string.splitlines() == expected
+
+
+def test_nodes_files_are_identical_on_every_member(host):
+    contents = {name: _member(name).file(NODES_FILE).content_string for name in MEMBERS}
+    assert len(set(contents.values())) == 1, contents
+
+
+def test_config_points_at_the_nodes_file(host):
+    config = host.file(CONFIG_FILE)
+    assert config.content_string.startswith("#\n# Ansible managed\n")
+    settings = dict(line.split("=", 1) for line in _entries(config.content_string))
+    assert settings["IMEX_NODE_CONFIG_FILE"] == NODES_FILE
+    assert settings["SERVER_PORT"] == "50000"
+    assert settings["IMEX_CMD_PORT"] == "50005"
+    assert settings["DAEMONIZE"] == "1"
+    assert len(settings) == 33
+
+
+def test_package_repository_and_service(host):
+    assert host.package("nvidia-imex-570").is_installed
+    assert not host.package("nvidia-imex").is_installed
+    sources = host.file("/etc/apt/sources.list.d/nvidia-imex.list").content_string
+    assert "file:/opt/gpufabric-standin-repo/ /" in sources
+    service = host.service("nvidia-imex")
+    assert service.is_enabled
+    assert service.is_running
+
+
+def test_daemon_started_once_and_domain_is_up(host, addresses):
+    # prepare, check, converge and idempotence: the daemon started exactly once (first converge).
+    assert host.file("/var/lib/nvidia-imex-standin/starts").content_string.strip() == "1"
+    domain = json.loads(host.check_output("nvidia-imex-ctl -N -j"))
+    assert domain["status"] == "UP"
+    assert sorted(node["host"] for node in domain["nodes"].values()) == sorted(addresses.values())
+
+
+def test_check_diff_on_the_converged_hosts_changes_nothing():
+    """``--check --diff`` of the converge playbook on the converged hosts reports no change on any host."""
+    playbook = os.path.join(os.environ["MOLECULE_SCENARIO_DIRECTORY"], "converge.yml")
+    completed = subprocess.run(
+        ["ansible-playbook", "--check", "--diff", "-i", os.environ["MOLECULE_INVENTORY_FILE"], playbook],
+        capture_output=True, text=True, check=False)
+    assert completed.returncode == 0, completed.stdout[-3000:] + completed.stderr[-3000:]
+    recap = [line for line in completed.stdout.splitlines() if "changed=" in line]
+    assert len(recap) == len(MEMBERS) and all("changed=0" in line for line in recap), recap
