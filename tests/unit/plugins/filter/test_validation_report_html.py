@@ -1,0 +1,107 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpufabric.cluster contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""validation_report_html: the page from real tool outputs, and rendered by headless Chromium."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import struct
+import subprocess
+
+import pytest
+from ansible.errors import AnsibleFilterError
+
+from ansible_collections.gpufabric.cluster.plugins.filter.judge_ib_write_bw import judge_ib_write_bw
+from ansible_collections.gpufabric.cluster.plugins.filter.judge_nvbandwidth import judge_nvbandwidth
+from ansible_collections.gpufabric.cluster.plugins.filter.parse_ib_write_bw import parse_ib_write_bw
+from ansible_collections.gpufabric.cluster.plugins.filter.parse_nvbandwidth import parse_nvbandwidth
+from ansible_collections.gpufabric.cluster.plugins.filter.validation_report_html import validation_report_html
+
+
+@pytest.fixture
+def results(shared_reference):
+    def read(name):
+        with open(os.path.join(shared_reference, "tools", name), encoding="utf-8") as handle:
+            return handle.read()
+
+    nvbandwidth = parse_nvbandwidth(read("nvbandwidth-single-node-write-ce.txt"))
+    rdma = parse_ib_write_bw(read("ib_write_bw-gpu-dmabuf-roce.txt"))
+    return {
+        "compute_domain": {
+            "namespace": "gpufabric-validation", "name": "nvbandwidth",
+            "placement": {"clique": "3c1a5f2e-9b7d-4c2a-8e6f-1d0b7a9c4e21.1", "nodes": ["node-a"],
+                          "gpu_model": "NVIDIA <test> GPU"},
+            "nvbandwidth": nvbandwidth,
+            "verdict": judge_nvbandwidth(nvbandwidth, 1, 8, threshold_gbps=276.1),
+        },
+        "rdma": [
+            {"pair": "node-a -> node-b", "rail": "mlx5_0", "memory": "gpu (dma-buf)",
+             "verdict": judge_ib_write_bw(rdma, 100, port="mlx5_0/1")},
+            {"pair": "node-a -> node-b", "rail": "mlx5_1", "memory": "gpu (dma-buf)",
+             "verdict": judge_ib_write_bw(rdma, 200, port="mlx5_1/1")},
+        ],
+    }
+
+
+def test_page_holds_the_matrix_verdicts_and_no_external_asset(results):
+    page = validation_report_html(results)
+    assert page.startswith("<!DOCTYPE html>")
+    assert len(re.findall(r'<td class="cell', page)) == 64
+    assert page.count('class="cell below"') == 4
+    assert "worst pair 6&rarr;0 274.89 GB/s, best 276.76 GB/s" in page
+    assert "NVIDIA &lt;test&gt; GPU" in page and "<test>" not in page
+    assert ": <span class=\"fail\">FAIL</span></h1>" in page
+    assert "port mlx5_1/1: best average 92.44 Gb/s is 46.2% of the 200 Gb/s line rate" in page
+    assert not re.search(r"(src|href)=|url\(|@import|<script", page)
+
+
+def test_all_passing_results_say_pass(results):
+    results["compute_domain"]["verdict"] = judge_nvbandwidth(results["compute_domain"]["nvbandwidth"], 1, 8,
+                                                             threshold_gbps=270)
+    results["rdma"] = results["rdma"][:1]
+    page = validation_report_html(results, title="rack 1")
+    assert "<title>rack 1</title>" in page and "rack 1: <span class=\"pass\">PASS</span>" in page
+    assert 'class="reasons"' not in page
+
+
+@pytest.mark.parametrize(("value", "message"), [
+    ([], "expected {'compute_domain': ..., 'rdma': [...]}"),
+    ({}, "no compute_domain result and no rdma result to report"),
+])
+def test_bad_input(value, message):
+    with pytest.raises(AnsibleFilterError, match=r"^validation_report_html: ") as caught:
+        validation_report_html(value)
+    assert message in str(caught.value)
+
+
+def _png_size(path):
+    with open(path, "rb") as handle:
+        header = handle.read(24)
+    assert header[:8] == b"\x89PNG\r\n\x1a\n", "not a PNG"
+    return struct.unpack(">II", header[16:24])
+
+
+def test_headless_chromium_renders_the_page(results, tmp_path):
+    chromium = shutil.which("chromium")
+    assert chromium, "chromium is missing: `make system-deps` (tools/bootstrap-debian.sh) installs it"
+    page = tmp_path / "validation.html"
+    page.write_text(validation_report_html(results), encoding="utf-8")
+    common = [chromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+              "--no-first-run", f"--user-data-dir={tmp_path / 'profile'}", "--enable-logging=stderr", "--v=0"]
+    screenshot = tmp_path / "validation.png"
+    shot = subprocess.run([*common, f"--screenshot={screenshot}", "--window-size=1400,1200", page.as_uri()],
+                          capture_output=True, text=True, timeout=120, check=False)
+    assert shot.returncode == 0, shot.stderr[-2000:]
+    assert _png_size(screenshot) == (1400, 1200)
+    assert screenshot.stat().st_size > 20_000  # a blank page compresses to a few kB
+    dom = subprocess.run([*common, "--dump-dom", page.as_uri()], capture_output=True, text=True, timeout=120,
+                         check=False)
+    assert dom.returncode == 0, dom.stderr[-2000:]
+    assert dom.stdout.count('<td class="cell') == 64
+    assert 'data-testcase="device_to_device_memcpy_write_ce"' in dom.stdout
+    errors = [line for line in (shot.stderr + dom.stderr).splitlines()
+              if "CONSOLE" in line or "Failed to load" in line or "net::ERR" in line]
+    assert errors == []
