@@ -101,12 +101,12 @@ def _rdma_section(results: list) -> str:
         required = (verdict.get("required_gbps") or 0) / rate if rate else 0.0
         status = verdict.get("status", "fail")
         colour = "#2da44e" if status == "pass" else "#cf222e"
-        bar = (f'<div class="bar"><div style="width: {min(fraction, 1.0) * 100:.1f}%; background: {colour}"></div>'
+        meter = (f'<div class="bar"><div style="width: {min(fraction, 1.0) * 100:.1f}%; background: {colour}"></div>'
                f'<span style="left: {required * 100:.1f}%" title="required"></span></div>')
         best_text = f"{best:.2f} Gb/s" if best is not None else "-"
         parts.append(f"<tr><td>{_escape(result.get('pair'))}</td><td>{_escape(result.get('rail'))}</td>"
                      f"<td>{_escape(result.get('memory'))}</td><td>{best_text}</td><td>{rate:g} Gb/s</td>"
-                     f'<td>{bar}</td><td class="{_escape(status)}">{_escape(status)}</td></tr>')
+                     f'<td>{meter}</td><td class="{_escape(status)}">{_escape(status)}</td></tr>')
         reasons.extend(verdict.get("reasons") or [])
     parts.append("</table>")
     parts.append(_reasons(reasons))

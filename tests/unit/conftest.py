@@ -62,3 +62,20 @@ def shared_reference():
         pytest.fail(f"{SHARED_REFERENCE} is missing: the tests read upstream samples from ../shared "
                     "beside the checkout", pytrace=False)
     return SHARED_REFERENCE
+
+
+@pytest.fixture(scope="session")
+def fleet_facts(host_trees, nvml_recording, command_runner):
+    """``ansible_facts['gpufabric']`` of every recorded host, gathered by the real collectors."""
+    from ansible_collections.gpufabric.cluster.plugins.module_utils import nvml
+    from ansible_collections.gpufabric.cluster.plugins.module_utils.fabric import collect_fabric, select_subsets
+
+    facts = {}
+    with pytest.MonkeyPatch.context() as patch:
+        for name, root in host_trees.items():
+            recording = nvml_recording(name)
+            patch.setattr(nvml, "nvml_source", lambda _root, recording=recording: nvml.RecordedSource(recording))
+            gathered = collect_fabric(root, command_runner, select_subsets(["all"]))
+            gathered.pop("warnings")
+            facts[name] = gathered
+    return facts

@@ -92,8 +92,8 @@ def test_matrix_smaller_than_the_job_fails():
 def test_missing_pair_and_absent_testcase_fail():
     parsed = parse_nvbandwidth(MULTINODE)
     parsed["testcases"][0]["matrix"][1][3] = None
-    verdict = judge_nvbandwidth(parsed, 2, 2, threshold_gbps=1, testcases=["multinode_device_to_device_memcpy_read_ce",
-                                                                          "multinode_device_to_device_memcpy_write_ce"])
+    wanted = ["multinode_device_to_device_memcpy_read_ce", "multinode_device_to_device_memcpy_write_ce"]
+    verdict = judge_nvbandwidth(parsed, 2, 2, threshold_gbps=1, testcases=wanted)
     assert verdict["status"] == "fail"
     assert verdict["reasons"] == [
         "testcase(s) not in the output: multinode_device_to_device_memcpy_write_ce",

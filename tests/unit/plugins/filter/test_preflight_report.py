@@ -13,22 +13,6 @@ from ansible.errors import AnsibleFilterError
 
 from ansible_collections.gpufabric.cluster.plugins.filter.preflight_markdown import preflight_markdown
 from ansible_collections.gpufabric.cluster.plugins.filter.preflight_report import preflight_report
-from ansible_collections.gpufabric.cluster.plugins.module_utils import nvml
-from ansible_collections.gpufabric.cluster.plugins.module_utils.fabric import collect_fabric, select_subsets
-
-
-@pytest.fixture(scope="module")
-def fleet_facts(host_trees, nvml_recording, command_runner):
-    """``ansible_facts['gpufabric']`` of every recorded host, gathered by the real collectors."""
-    facts = {}
-    with pytest.MonkeyPatch.context() as patch:
-        for name, root in host_trees.items():
-            recording = nvml_recording(name)
-            patch.setattr(nvml, "nvml_source", lambda _root, recording=recording: nvml.RecordedSource(recording))
-            gathered = collect_fabric(root, command_runner, select_subsets(["all"]))
-            gathered.pop("warnings")
-            facts[name] = gathered
-    return facts
 
 
 def hostvars_for(fleet_facts, layout):
