@@ -49,7 +49,8 @@ def _side(hostvars: Mapping, node: str, host: str, rail: str, memory: str) -> di
         raise _error(f"host {host} (node {node}) port {rail}/{port.get('port')}: the line rate is unknown "
                      f"({port.get('rate')!r}), so the result cannot be judged")
     side = {"node": node, "host": host, "rdma_device": rail, "port": port.get("port"), "netdev": port.get("netdev"),
-            "link_layer": port.get("link_layer"), "rate_gbps": port["rate_gbps"], "gpu_index": None, "gpu_reason": ""}
+            "link_layer": port.get("link_layer"), "rate_gbps": port["rate_gbps"], "gpu_index": None, "gpu_reason": "",
+            "gpu_count": len(facts["gpu"].get("gpus") or [])}
     if memory != "host":
         index, reason = _gpu_for(port, (facts["gpu"].get("gpus") or []))
         if index is None:

@@ -102,7 +102,7 @@ def _rdma_section(results: list) -> str:
         status = verdict.get("status", "fail")
         colour = "#2da44e" if status == "pass" else "#cf222e"
         meter = (f'<div class="bar"><div style="width: {min(fraction, 1.0) * 100:.1f}%; background: {colour}"></div>'
-               f'<span style="left: {required * 100:.1f}%" title="required"></span></div>')
+                 f'<span style="left: {required * 100:.1f}%" title="required"></span></div>')
         best_text = f"{best:.2f} Gb/s" if best is not None else "-"
         parts.append(f"<tr><td>{_escape(result.get('pair'))}</td><td>{_escape(result.get('rail'))}</td>"
                      f"<td>{_escape(result.get('memory'))}</td><td>{best_text}</td><td>{rate:g} Gb/s</td>"

@@ -30,6 +30,7 @@ def test_hgx_rails_use_the_gpu_behind_the_same_pcie_switch(hostvars):
     assert [test["name"] for test in tests] == ["0-mlx5-0-host", "0-mlx5-0-cuda", "0-mlx5-1-host", "0-mlx5-1-cuda"]
     host, cuda = tests[0], tests[1]
     assert host["server"]["gpu_index"] is None and host["rate_gbps"] == 400
+    assert host["server"]["gpu_count"] == 8
     assert (cuda["server"]["gpu_index"], cuda["server"]["gpu_reason"]) == (0, "same PCIe switch")
     assert tests[3]["client"]["gpu_index"] == 1
     assert cuda["server"]["link_layer"] == "InfiniBand" and cuda["pair"] == "hgx-a -> hgx-b"
