@@ -1,0 +1,437 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpufabric.cluster contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The RDMA rail plan on the controller: which ConnectX netdev is which rail, and its addresses and MTU.
+
+Pure functions over hostvars-like mappings, used by the ``gpufabric.cluster.rail_plan`` filter (the
+``rdma_network`` role).  Every host publishes its inputs as one mapping (``__rdma_network_input``: the
+port selection, the per-rail subnets, its host index, the MTU settings, the interfaces that must not be
+touched and the live maximum MTU of its netdevs); the ports come from
+``ansible_facts['gpufabric']['connectx']['ports']`` (``gpufabric.cluster.fabric_facts``).
+
+Rails: the ports that pass the static selectors (link layer, device id, PCI address, netdev pattern) in
+PCI order, numbered from 0; a down port keeps its number, so rail N is the same NIC on every run.  Rail N
+takes subnet ``rails[N]``; a host's address on it is ``network + offset + host index``.
+
+Every problem is collected as a message that names the host and the variable; :class:`RailPlanError`
+carries them all, so that one run shows every mistake.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+import typing as t
+from collections.abc import Mapping
+
+from ansible_collections.gpufabric.cluster.plugins.module_utils.connectx import natural_key
+
+LINK_LAYERS = ("Ethernet", "InfiniBand")
+IPOIB_MODES = ("datagram", "connected")
+# Default MTU per link layer / IPoIB mode, and the largest the hardware takes.
+# mlx5 Ethernet (RoCE) ports accept up to 9978; IPoIB: 4092 in datagram mode (4K IB MTU minus the
+# 4-byte IPoIB header), 65520 in connected mode.
+DEFAULT_MTU = {"Ethernet": 9000, "datagram": 4092, "connected": 65520}
+MAX_MTU = {"Ethernet": 9978, "datagram": 4092, "connected": 65520}
+RESERVED_TABLES = (0, 253, 254, 255)
+
+DEFAULT_LABELS = {
+    "rails": "rdma_network_rails",
+    "host_index": "rdma_network_host_index",
+    "mtu": "rdma_network_mtu",
+    "ipoib_mode": "rdma_network_ipoib_mode",
+    "link_layers": "rdma_network_link_layers",
+    "device_ids": "rdma_network_device_ids",
+    "pci_addresses": "rdma_network_pci_addresses",
+    "netdev_pattern": "rdma_network_netdev_pattern",
+    "rail_indices": "rdma_network_rail_indices",
+    "include_inactive": "rdma_network_include_inactive",
+    "address_offset": "rdma_network_address_offset",
+    "table_base": "rdma_network_table_base",
+    "rule_priority_base": "rdma_network_rule_priority_base",
+    "protected_interfaces": "rdma_network_protected_interfaces",
+}
+
+
+class RailPlanError(ValueError):
+    """Input from which no rail plan can be made; ``errors`` lists every problem (host and variable named)."""
+
+    def __init__(self, errors: t.Sequence[str]):
+        self.errors = list(errors)
+        super().__init__("; ".join(self.errors))
+
+
+def ports_of(host_vars: Mapping) -> list[dict] | None:
+    """The ConnectX ports of a host's ``ansible_facts['gpufabric']['connectx']``; None when not gathered."""
+    facts = host_vars.get("ansible_facts") or {}
+    connectx = (facts.get("gpufabric") or {}).get("connectx")
+    if connectx is None:
+        return None
+    return [dict(port) for port in connectx.get("ports") or []]
+
+
+def pci_key(address: str) -> tuple:
+    """Sort key of a PCI address ``dddd:bb:dd.f`` by its hexadecimal numbers (``0000:4f`` after ``0000:18``)."""
+    parts = re.split(r"[:.]", address.lower())
+    try:
+        return (0, *(int(part, 16) for part in parts))
+    except ValueError:
+        return (1, *natural_key(address))
+
+
+def port_order(port: Mapping) -> tuple:
+    """Rail order: PCI address, then port number."""
+    return pci_key(str(port.get("pci_address") or "")), int(port.get("port") or 0)
+
+
+def _as_list(value: t.Any) -> list:
+    if value is None or value == "":
+        return []
+    if isinstance(value, (list, tuple)):
+        return list(value)
+    return [value]
+
+
+def select_ports(ports: t.Sequence[Mapping], selector: Mapping, labels: Mapping[str, str],
+                 host: str, errors: list[str]) -> tuple[list[dict], list[dict]]:
+    """Return ``(chosen, skipped)`` ports, each with its ``rail`` number; append problems to ``errors``.
+
+    ``selector`` holds ``link_layers``, ``device_ids``, ``pci_addresses``, ``netdev_pattern``,
+    ``rail_indices`` and ``include_inactive``.  Skipped ports carry a ``reason``.
+    """
+    link_layers = [str(item) for item in _as_list(selector.get("link_layers"))]
+    for item in link_layers:
+        if item not in LINK_LAYERS:
+            errors.append(f"host {host}: {labels['link_layers']}: {item!r} is not one of {', '.join(LINK_LAYERS)}")
+    device_ids = [str(item).lower() for item in _as_list(selector.get("device_ids"))]
+    pci_addresses = [str(item).lower() for item in _as_list(selector.get("pci_addresses"))]
+    pattern_text = str(selector.get("netdev_pattern") or "")
+    pattern = None
+    if pattern_text:
+        try:
+            pattern = re.compile(pattern_text)
+        except re.error as exc:
+            errors.append(f"host {host}: {labels['netdev_pattern']}: {pattern_text!r} is not a regular expression "
+                          f"({exc})")
+    rail_indices = []
+    for item in _as_list(selector.get("rail_indices")):
+        try:
+            rail_indices.append(int(item))
+        except (TypeError, ValueError):
+            errors.append(f"host {host}: {labels['rail_indices']}: {item!r} is not a rail number")
+    include_inactive = bool(selector.get("include_inactive"))
+
+    candidates = []
+    for port in sorted(ports, key=port_order):
+        if not port.get("netdev"):
+            continue  # a port without netdev carries no IP traffic
+        if link_layers and port.get("link_layer") not in link_layers:
+            continue
+        if device_ids and str(port.get("device_id") or "").lower() not in device_ids:
+            continue
+        if pci_addresses and str(port.get("pci_address") or "").lower() not in pci_addresses:
+            continue
+        if pattern and not pattern.fullmatch(str(port["netdev"])):
+            continue
+        candidates.append(port)
+    for number, port in enumerate(candidates):
+        port["rail"] = number
+    if rail_indices:
+        for index in rail_indices:
+            if not 0 <= index < len(candidates):
+                errors.append(f"host {host}: {labels['rail_indices']}: rail {index} does not exist; the selection "
+                              f"has {len(candidates)} rail(s) (0 to {len(candidates) - 1})")
+        candidates = [port for port in candidates if port["rail"] in rail_indices]
+    chosen, skipped = [], []
+    for port in candidates:
+        if port.get("state") != "ACTIVE" and not include_inactive:
+            skipped.append({**port, "reason": f"state {port.get('state')}, not ACTIVE"})
+        else:
+            chosen.append(port)
+    if not chosen:
+        found = ", ".join(f"{port.get('netdev')} ({port.get('link_layer')}, {port.get('device_id')}, "
+                          f"{port.get('pci_address')}, {port.get('state')})"
+                          for port in sorted(ports, key=port_order) if port.get("netdev")) or "none"
+        used = [f"{labels[key]}={selector.get(key)!r}" for key in
+                ("link_layers", "device_ids", "pci_addresses", "netdev_pattern", "rail_indices")
+                if _as_list(selector.get(key))]
+        why = " and ".join(used) if used else "the default selection (every port with a netdev)"
+        inactive = (f"; {len(skipped)} matching port(s) are not ACTIVE (set {labels['include_inactive']} to "
+                    "configure them anyway)") if skipped else ""
+        errors.append(f"host {host}: no ConnectX port matches {why}{inactive}; ports in "
+                      f"ansible_facts['gpufabric']['connectx']: {found}")
+    return chosen, skipped
+
+
+def parse_subnet(value: t.Any, version: int, where: str, errors: list[str]):
+    """Parse a rail subnet (strict: no host bits); return None and record an error when it is invalid."""
+    try:
+        network = ipaddress.ip_network(str(value).strip(), strict=True)
+    except ValueError as exc:
+        errors.append(f"{where}: {value!r} is not an IPv{version} subnet ({exc})")
+        return None
+    if network.version != version:
+        errors.append(f"{where}: {value!r} is an IPv{network.version} subnet, expected IPv{version}")
+        return None
+    return network
+
+
+def host_capacity(network) -> int:
+    """How many host addresses a subnet offers from its network address + 1 on."""
+    if network.version == 4:
+        return network.num_addresses - 2 if network.prefixlen < 31 else network.num_addresses
+    return network.num_addresses - 1  # the subnet-router anycast address (all zeros) is not a host's
+
+
+def _int(value: t.Any, where: str, errors: list[str], minimum: int = 0) -> int | None:
+    try:
+        number = int(value)
+    except (TypeError, ValueError):
+        errors.append(f"{where}: {value!r} is not an integer")
+        return None
+    if number < minimum:
+        errors.append(f"{where}: {number} is below {minimum}")
+        return None
+    return number
+
+
+def parse_rails(rails: t.Any, label: str, host: str, errors: list[str]) -> list[dict]:
+    """Validate the per-rail list ``[{ipv4, ipv6, mtu, table}]``; report overlapping subnets."""
+    if not isinstance(rails, (list, tuple)):
+        errors.append(f"host {host}: {label} must be a list of {{ipv4, ipv6, mtu, table}} mappings, one per rail")
+        return []
+    parsed = []
+    for number, entry in enumerate(rails):
+        where = f"host {host}: {label}[{number}]"
+        if not isinstance(entry, Mapping):
+            errors.append(f"{where} must be a mapping with ipv4 and/or ipv6")
+            parsed.append({})
+            continue
+        unknown = sorted(set(entry) - {"ipv4", "ipv6", "mtu", "table"})
+        if unknown:
+            errors.append(f"{where}: unknown key(s) {', '.join(unknown)}; use ipv4, ipv6, mtu, table")
+        item: dict[str, t.Any] = {}
+        if not entry.get("ipv4") and not entry.get("ipv6"):
+            errors.append(f"{where} has neither ipv4 nor ipv6")
+        for key, version in (("ipv4", 4), ("ipv6", 6)):
+            if entry.get(key):
+                item[key] = parse_subnet(entry[key], version, f"{where}.{key}", errors)
+        if entry.get("mtu") not in (None, "", 0):
+            item["mtu"] = _int(entry["mtu"], f"{where}.mtu", errors, minimum=68)
+        if entry.get("table") not in (None, "", 0):
+            item["table"] = _int(entry["table"], f"{where}.table", errors, minimum=1)
+        parsed.append(item)
+    for key in ("ipv4", "ipv6"):
+        seen: list[tuple[int, t.Any]] = []
+        for number, item in enumerate(parsed):
+            network = item.get(key)
+            if network is None:
+                continue
+            for other_number, other in seen:
+                if network.overlaps(other):
+                    errors.append(f"host {host}: {label}[{number}].{key} {network} overlaps "
+                                  f"{label}[{other_number}].{key} {other}; every rail needs its own subnet")
+            seen.append((number, network))
+    return parsed
+
+
+def _interface_addresses(facts: Mapping, name: str) -> list:
+    iface = facts.get(name) or facts.get(name.replace("-", "_")) or {}
+    found = []
+    for entry in [iface.get("ipv4") or {}, *(iface.get("ipv4_secondaries") or []), *(iface.get("ipv6") or [])]:
+        if isinstance(entry, Mapping) and entry.get("address"):
+            try:
+                found.append(ipaddress.ip_interface(f"{entry['address']}/{entry.get('netmask') or entry.get('prefix')}"
+                                                    if (entry.get("netmask") or entry.get("prefix"))
+                                                    else entry["address"]))
+            except ValueError:
+                continue
+    return found
+
+
+def protected_interfaces(host_vars: Mapping, extra: t.Sequence[str]) -> list[str]:
+    """Interfaces never to touch: the default routes', the one holding ``ansible_host``, and ``extra``."""
+    facts = host_vars.get("ansible_facts") or {}
+    names = {str(name) for name in extra if name}
+    for family in ("ipv4", "ipv6"):
+        interface = (facts.get(f"default_{family}") or {}).get("interface")
+        if interface:
+            names.add(str(interface))
+    target = str(host_vars.get("ansible_host") or "")
+    try:
+        target_ip = ipaddress.ip_address(target)
+    except ValueError:
+        target_ip = None
+    if target_ip is not None:
+        for name in facts.get("interfaces") or []:
+            if any(address.ip == target_ip for address in _interface_addresses(facts, str(name))):
+                names.add(str(name))
+    return sorted(names, key=natural_key)
+
+
+def _mtu_of(port: Mapping, rail: Mapping, settings: Mapping, labels: Mapping[str, str], host: str,
+            errors: list[str]) -> tuple[int | None, int | None, str | None]:
+    """Return ``(mtu, maximum, ipoib_mode)`` for a port."""
+    link_layer = port.get("link_layer")
+    mode = None
+    if link_layer == "InfiniBand":
+        mode = str(settings.get("ipoib_mode") or "datagram")
+        if mode not in IPOIB_MODES:
+            errors.append(f"host {host}: {labels['ipoib_mode']}: {mode!r} is not one of {', '.join(IPOIB_MODES)}")
+            return None, None, None
+        kind = mode
+    elif link_layer == "Ethernet":
+        kind = "Ethernet"
+    else:
+        errors.append(f"host {host}: {port.get('netdev')}: unknown link layer {link_layer!r} in "
+                      "ansible_facts['gpufabric']['connectx']")
+        return None, None, None
+    maximum = MAX_MTU[kind]
+    live = (settings.get("max_mtu") or {}).get(port["netdev"])
+    if live:
+        maximum = min(maximum, int(live))
+    if rail.get("mtu"):
+        mtu, source = rail["mtu"], f"{labels['rails']}[{port['rail']}].mtu"
+    elif settings.get("mtu"):
+        mtu, source = _int(settings["mtu"], f"host {host}: {labels['mtu']}", errors, minimum=68), labels["mtu"]
+    else:
+        mtu, source = DEFAULT_MTU[kind], None
+    if mtu is not None and mtu > maximum:
+        what = f"IPoIB {mode} mode" if mode else "RoCE (Ethernet)"
+        errors.append(f"host {host}: {source or 'the default MTU'} {mtu} is above the maximum MTU {maximum} of "
+                      f"{port['netdev']} ({what})")
+    return mtu, maximum, mode
+
+
+def _host_indices(hosts: t.Sequence[str], all_hosts: t.Sequence[str], inputs: Mapping[str, Mapping],
+                  labels: Mapping[str, str], errors: list[str]) -> dict[str, int]:
+    """Explicit ``host_index`` where set (>= 0), else the position in natural host-name order of ``all_hosts``."""
+    ordered = sorted(dict.fromkeys([*all_hosts, *hosts]), key=natural_key)
+    indices = {}
+    for position, host in enumerate(ordered):
+        if host not in inputs:
+            continue
+        value = inputs[host].get("host_index")
+        if value in (None, "", -1, "-1"):
+            indices[host] = position
+            continue
+        number = _int(value, f"host {host}: {labels['host_index']}", errors)
+        if number is not None:
+            indices[host] = number
+    return indices
+
+
+def plan_host(host: str, host_vars: Mapping, settings: Mapping, host_index: int,
+              labels: Mapping[str, str], errors: list[str]) -> dict:
+    """The rail plan of one host (errors appended, never raised)."""
+    ports = ports_of(host_vars)
+    if ports is None:
+        errors.append(f"host {host}: ansible_facts['gpufabric']['connectx'] is missing; gather it with "
+                      "gpufabric.cluster.fabric_facts (gather_subset: [connectx])")
+        return {"host": host, "host_index": host_index, "rails": [], "skipped": []}
+    rails = parse_rails(settings.get("rails") or [], labels["rails"], host, errors)
+    chosen, skipped = select_ports(ports, settings, labels, host, errors)
+    offset = _int(settings.get("address_offset", 1), f"host {host}: {labels['address_offset']}", errors)
+    table_base = _int(settings.get("table_base", 100), f"host {host}: {labels['table_base']}", errors, minimum=1)
+    priority_base = _int(settings.get("rule_priority_base", 1000), f"host {host}: {labels['rule_priority_base']}",
+                         errors, minimum=1)
+    protected = protected_interfaces(host_vars, _as_list(settings.get("protected_interfaces")))
+    protected_addresses = {name: _interface_addresses(host_vars.get("ansible_facts") or {}, name)
+                           for name in protected}
+    live_netdevs = settings.get("max_mtu")
+    planned = []
+    for port in chosen:
+        number = port["rail"]
+        netdev = port["netdev"]
+        if netdev in protected:
+            errors.append(f"host {host}: rail {number} is {netdev}, an interface the role must not touch "
+                          f"(default route, ansible_host or {labels['protected_interfaces']}); narrow the "
+                          f"selection ({labels['netdev_pattern']}, {labels['rail_indices']})")
+            continue
+        if isinstance(live_netdevs, Mapping) and live_netdevs and netdev not in live_netdevs:
+            errors.append(f"host {host}: rail {number}: netdev {netdev} from ansible_facts['gpufabric']['connectx'] "
+                          "does not exist on the host (ip link); is the probe root right?")
+        if number >= len(rails):
+            errors.append(f"host {host}: {labels['rails']} has {len(rails)} entr{'y' if len(rails) == 1 else 'ies'}, "
+                          f"so rail {number} ({netdev}) has no subnet; add {labels['rails']}[{number}] or narrow "
+                          f"the selection ({labels['rail_indices']})")
+            continue
+        rail = rails[number]
+        mtu, maximum, mode = _mtu_of(port, rail, settings, labels, host, errors)
+        table = rail.get("table") or ((table_base or 0) + number)
+        if table in RESERVED_TABLES:
+            errors.append(f"host {host}: rail {number}: routing table {table} is reserved (local/main/default); "
+                          f"change {labels['table_base']} or {labels['rails']}[{number}].table")
+        entry = {
+            "rail": number, "netdev": netdev, "rdma_device": port.get("rdma_device"), "port": port.get("port"),
+            "pci_address": port.get("pci_address"), "device_id": port.get("device_id"), "model": port.get("model"),
+            "link_layer": port.get("link_layer"), "state": port.get("state"), "numa_node": port.get("numa_node"),
+            "gpus_same_switch": list(port.get("gpus_same_switch") or []),
+            "mtu": mtu, "max_mtu": maximum, "ipoib_mode": mode, "table": table,
+            "priority": (priority_base or 0) + number,
+        }
+        for key in ("ipv4", "ipv6"):
+            network = rail.get(key)
+            entry[key] = entry[f"{key}_network"] = entry[f"{key}_prefix"] = None
+            if network is None or offset is None:
+                continue
+            where = f"host {host}: {labels['rails']}[{number}].{key} {network}"
+            capacity = host_capacity(network)
+            position = offset + host_index
+            if position < 1 or position > capacity:
+                errors.append(f"{where} holds {capacity} host address(es) but this host needs number "
+                              f"{position} ({labels['host_index']} {host_index} + {labels['address_offset']} "
+                              f"{offset}); use a larger subnet")
+                continue
+            address = network.network_address + position
+            for name, addresses in protected_addresses.items():
+                clash = [str(item) for item in addresses if item.ip in network or network.overlaps(item.network)]
+                if clash:
+                    errors.append(f"{where} overlaps the network of {name} ({', '.join(clash)}), an interface "
+                                  "the role must not touch; choose another subnet")
+            entry[key] = str(address)
+            entry[f"{key}_network"] = str(network)
+            entry[f"{key}_prefix"] = network.prefixlen
+        planned.append(entry)
+    skipped_out = [{"rail": port["rail"], "netdev": port["netdev"], "reason": port["reason"]} for port in skipped]
+    return {"host": host, "host_index": host_index, "rails": planned, "skipped": skipped_out}
+
+
+def derive_rail_plan(hostvars: Mapping, hosts: t.Sequence[str], input_var: str = "__rdma_network_input",
+                     labels: Mapping[str, str] | None = None,
+                     all_hosts: t.Sequence[str] | None = None) -> dict[str, dict]:
+    """Return ``{host: {host, host_index, rails: [...], skipped: [...]}}`` for ``hosts``.
+
+    Each host's settings are ``hostvars[host][input_var]``.  A host without an explicit ``host_index`` gets
+    its position in natural name order of ``all_hosts`` (default ``hosts``; pass every host of the play so
+    that an unreachable host does not shift the others' addresses).  Raises :class:`RailPlanError` listing every
+    problem of every host (each message names the host and the variable).
+    """
+    names = {**DEFAULT_LABELS, **(labels or {})}
+    errors: list[str] = []
+    inputs = {}
+    for host in hosts:
+        value = (hostvars.get(host) or {}).get(input_var)
+        if not isinstance(value, Mapping):
+            errors.append(f"host {host}: {input_var} (the role's published input) is missing")
+            value = {}
+        inputs[host] = value
+    indices = _host_indices(hosts, list(all_hosts or []), inputs, names, errors)
+    plan = {host: plan_host(host, hostvars.get(host) or {}, inputs[host], indices.get(host, 0), names, errors)
+            for host in sorted(hosts, key=natural_key)}
+    owners: dict[tuple[str, str], str] = {}
+    for host, host_plan in plan.items():
+        for rail in host_plan["rails"]:
+            for key in ("ipv4", "ipv6"):
+                if not rail[key]:
+                    continue
+                token = (rail[f"{key}_network"], rail[key])
+                if token in owners:
+                    errors.append(f"host {host}: {names['host_index']} {indices[host]} gives {rail[key]} on rail "
+                                  f"{rail['rail']} ({rail['netdev']}), already the address of host {owners[token]}; "
+                                  f"give every host a distinct {names['host_index']}")
+                else:
+                    owners[token] = host
+    if errors:
+        raise RailPlanError(list(dict.fromkeys(errors)))
+    return plan
