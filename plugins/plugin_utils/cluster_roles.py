@@ -1,0 +1,85 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpufabric.cluster contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Shared helpers of the cluster-role filters (``gpu_operator``, ``network_operator``, ``dra_driver``).
+
+Pure functions over hostvars-like mappings and plain data. Errors are :class:`ClusterRoleError` with a
+message that names the host and the variable to change.
+"""
+
+from __future__ import annotations
+
+import re
+import typing as t
+from collections.abc import Mapping
+
+# Where NVIDIA's charts take their images from; an image registry override replaces this prefix.
+NVIDIA_REGISTRY = "nvcr.io/nvidia"
+
+
+class ClusterRoleError(ValueError):
+    """Input from which no decision can be made; the message names the host and the variable."""
+
+
+def host_facts(hostvars: Mapping, hosts: t.Sequence[str], variable: str) -> dict[str, dict]:
+    """Return ``{host: ansible_facts['gpufabric']}`` for ``hosts``; raise naming the hosts without facts."""
+    if isinstance(hosts, str) or not isinstance(hosts, (list, tuple)):
+        raise ClusterRoleError(f"{variable} must be a list of inventory host names, got {type(hosts).__name__}")
+    found: dict[str, dict] = {}
+    missing: list[str] = []
+    for host in hosts:
+        facts = ((hostvars.get(host) or {}).get("ansible_facts") or {}).get("gpufabric")
+        if not isinstance(facts, Mapping):
+            missing.append(str(host))
+        else:
+            found[str(host)] = dict(facts)
+    if missing:
+        raise ClusterRoleError(
+            f"no ansible_facts['gpufabric'] for {', '.join(missing)} (hosts of {variable}): gather them first with "
+            "gpufabric.cluster.fabric_facts in the same run or from a fact cache"
+        )
+    return found
+
+
+def version_key(version: t.Any) -> tuple[int, ...]:
+    """Numeric sort key of a version such as ``570.158.01``, ``v1.35.4`` or ``1.34.2-gke.1``."""
+    text = str(version or "").strip().lstrip("vV")
+    numbers = re.match(r"[0-9]+(?:\.[0-9]+)*", text)
+    if not numbers:
+        return ()
+    return tuple(int(part) for part in numbers.group(0).split("."))
+
+
+def at_least(version: t.Any, minimum: t.Any) -> bool:
+    """Whether ``version`` is a version and not older than ``minimum``."""
+    have, need = version_key(version), version_key(minimum)
+    if not have:
+        return False
+    width = max(len(have), len(need))
+    return have + (0,) * (width - len(have)) >= need + (0,) * (width - len(need))
+
+
+def registry_repository(default: str, registry: str) -> str:
+    """``default`` (an ``nvcr.io/nvidia...`` repository) moved to ``registry``; unchanged without one."""
+    registry = (registry or "").rstrip("/")
+    if not registry:
+        return default
+    if default == NVIDIA_REGISTRY or default.startswith(NVIDIA_REGISTRY + "/"):
+        return registry + default[len(NVIDIA_REGISTRY):]
+    return registry
+
+
+def secret_names(value: t.Any, variable: str) -> list[str]:
+    """A list of Secret names from ``value`` (names or ``{name: ...}``); raise naming ``variable``."""
+    if value in (None, ""):
+        return []
+    if isinstance(value, str) or not isinstance(value, (list, tuple)):
+        raise ClusterRoleError(f"{variable} must be a list of Secret names, got {value!r}")
+    names = []
+    for item in value:
+        name = item.get("name") if isinstance(item, Mapping) else item
+        if not isinstance(name, str) or not re.fullmatch(r"[a-z0-9]([-a-z0-9.]*[a-z0-9])?", name):
+            raise ClusterRoleError(f"{variable}: {item!r} is not a Secret name")
+        if name not in names:
+            names.append(name)
+    return names

@@ -1,0 +1,187 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpufabric.cluster contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Running the cluster roles from ansible-playbook against the harness, as a user runs them.
+
+The GPU hosts' ``ansible_facts['gpufabric']`` come from the recorded host trees of the unit tier
+(``tests/unit/fixtures/build_trees.py``), gathered by the real collectors with the trees' recorded NVML
+answers, and reach the play through a jsonfile fact cache, as after a preflight run with fact caching.
+The inventory hosts are named after the kwok nodes; nothing connects to them.
+
+Helm hooks (the charts' pre-install/pre-upgrade Jobs) run real pods that kwok keeps ``Running``;
+:class:`HookCompleter` annotates those pods so that kwok finishes them, as their container would.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import importlib.util
+import json
+import os
+import re
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import harness
+import yaml
+
+ROOT = harness.ROOT
+SHARED = ROOT.parent / "shared"
+CHARTS = SHARED / "charts"
+
+
+def collections_path() -> str:
+    """Our ANSIBLE_COLLECTIONS_PATH with kubernetes.core (``make cluster`` puts it there)."""
+    return os.environ.get("ANSIBLE_COLLECTIONS_PATH") or str(ROOT / ".build" / "collections")
+
+
+def recorded_facts(tree: str, directory: Path) -> dict:
+    """``ansible_facts['gpufabric']`` of a recorded host tree, from the real collectors."""
+    from ansible_collections.gpufabric.cluster.plugins.module_utils import nvml
+    from ansible_collections.gpufabric.cluster.plugins.module_utils.fabric import collect_fabric, select_subsets
+
+    builder_path = ROOT / "tests" / "unit" / "fixtures" / "build_trees.py"
+    spec = importlib.util.spec_from_file_location("build_trees", builder_path)
+    builder = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = builder
+    spec.loader.exec_module(builder)
+    root = builder.build_tree(tree, str(directory))
+    recording = json.loads(Path(root + ".nvml.json").read_text())
+
+    def run_command(args, check_rc=False, environ_update=None, **_ignored):
+        env = dict(os.environ, **(environ_update or {}))
+        done = subprocess.run(args, capture_output=True, text=True, env=env, check=False)
+        return done.returncode, done.stdout, done.stderr
+
+    original = nvml.nvml_source
+    nvml.nvml_source = lambda _root: nvml.RecordedSource(recording)
+    try:
+        return collect_fabric(root, run_command, select_subsets(["all"]))
+    finally:
+        nvml.nvml_source = original
+
+
+def masked_imex(facts: dict) -> dict:
+    """The facts after ``gpufabric.cluster.nvidia_imex`` in ``dra`` mode: the host service masked."""
+    changed = copy.deepcopy(facts)
+    changed["imex"]["service"].update(enabled=False, active=False, masked=True, unit_file_state="masked",
+                                      active_state="inactive")
+    return changed
+
+
+@dataclasses.dataclass
+class Result:
+    """One ansible-playbook run."""
+
+    rc: int
+    output: str
+    recap: dict
+
+    @property
+    def changed(self) -> int:
+        return self.recap.get("changed", -1)
+
+
+class Runner:
+    """ansible-playbook against the harness with an inventory of GPU hosts whose facts are cached."""
+
+    def __init__(self, cluster, directory: Path, facts: dict[str, dict], host_vars: dict | None = None):
+        self.cluster = cluster
+        self.directory = directory
+        self.cache = directory / "facts"
+        self.cache.mkdir(parents=True, exist_ok=True)
+        # Written by Ansible's own jsonfile cache plugin, in its own format.
+        from ansible.plugins.loader import cache_loader
+
+        cache = cache_loader.get("jsonfile", _uri=str(self.cache), _timeout=0)
+        for host, item in facts.items():
+            cache.set(host, {"gpufabric": item})
+        inventory = {"all": {"hosts": {"localhost": {"ansible_connection": "local",
+                                                     "ansible_python_interpreter": sys.executable}},
+                             "children": {"gpu_nodes": {"hosts": {host: (host_vars or {}).get(host) or {}
+                                                                  for host in facts}}}}}
+        self.inventory = directory / "inventory.yml"
+        self.inventory.write_text(yaml.safe_dump(inventory))
+
+    def env(self) -> dict:
+        return self.cluster.env() | {
+            "ANSIBLE_COLLECTIONS_PATH": collections_path(),
+            "ANSIBLE_COLLECTIONS_SCAN_SYS_PATH": "false",
+            "ANSIBLE_CACHE_PLUGIN": "jsonfile",
+            "ANSIBLE_CACHE_PLUGIN_CONNECTION": str(self.cache),
+            "ANSIBLE_CACHE_PLUGIN_TIMEOUT": "0",
+            "ANSIBLE_GATHERING": "explicit",
+            "ANSIBLE_LOCALHOST_WARNING": "false",
+            "ANSIBLE_NOCOLOR": "true",
+            "ANSIBLE_FORCE_COLOR": "false",
+        }
+
+    def role_playbook(self, role: str, role_vars: dict) -> Path:
+        """A play applying ``gpufabric.cluster.<role>`` on localhost with ``role_vars``."""
+        play = [{"name": f"Apply {role}", "hosts": "localhost", "gather_facts": False,
+                 "roles": [{"role": f"gpufabric.cluster.{role}", "vars": role_vars}]}]
+        path = self.directory / f"{role}.yml"
+        path.write_text(yaml.safe_dump(play, sort_keys=False))
+        return path
+
+    def run(self, playbook: str | Path, *args: str, extra_vars: dict | None = None, timeout: float = 900) -> Result:
+        command = [str(Path(sys.executable).parent / "ansible-playbook"), "-i", str(self.inventory), str(playbook),
+                   *args]
+        if extra_vars:
+            command += ["-e", json.dumps(extra_vars)]
+        with HookCompleter(self.cluster):
+            done = subprocess.run(command, env=self.env(), capture_output=True, text=True, timeout=timeout,
+                                  check=False, cwd=self.directory)
+        output = done.stdout + done.stderr
+        recap = {}
+        match = re.search(r"^localhost\s*:\s*(.*)$", output, re.MULTILINE)
+        if match:
+            recap = {key: int(value) for key, value in re.findall(r"(\w+)=(\d+)", match.group(1))}
+        return Result(done.returncode, output, recap)
+
+
+class HookCompleter:
+    """While a play runs, finish the pods of Helm hook Jobs (kwok runs pods, no container ends them)."""
+
+    def __init__(self, cluster, interval: float = 1.0):
+        self.cluster = cluster
+        self.interval = interval
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._loop, daemon=True)
+        self.completed: list[str] = []
+
+    def __enter__(self):
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.stop.set()
+        self.thread.join(timeout=10)
+
+    def _loop(self):
+        from kubernetes import client, config
+
+        api = config.new_client_from_config(config_file=str(self.cluster.kubeconfig))
+        try:
+            batch, core = client.BatchV1Api(api), client.CoreV1Api(api)
+            while not self.stop.wait(self.interval):
+                try:
+                    hooks = {(job.metadata.namespace, job.metadata.name)
+                             for job in batch.list_job_for_all_namespaces().items
+                             if "helm.sh/hook" in (job.metadata.annotations or {})}
+                    if not hooks:
+                        continue
+                    for pod in core.list_pod_for_all_namespaces(label_selector="batch.kubernetes.io/job-name").items:
+                        job = (pod.metadata.labels or {}).get("batch.kubernetes.io/job-name")
+                        done = (pod.metadata.annotations or {}).get(harness.COMPLETE_ANNOTATION) == "true"
+                        if (pod.metadata.namespace, job) in hooks and not done and pod.status.phase == "Running":
+                            core.patch_namespaced_pod(pod.metadata.name, pod.metadata.namespace, {
+                                "metadata": {"annotations": {harness.COMPLETE_ANNOTATION: "true"}}})
+                            self.completed.append(f"{pod.metadata.namespace}/{pod.metadata.name}")
+                except Exception:
+                    continue
+        finally:
+            api.close()
