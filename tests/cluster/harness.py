@@ -341,8 +341,34 @@ class Process:
     log: Path
     binary: str
 
+    # How our own child ended, once ``waitpid`` has reaped it ('' while it runs or is not ours).
+    ended: str = dataclasses.field(default="", init=False, repr=False)
+
+    def _reap(self) -> bool | None:
+        """For a child of this process: True while it runs, False once it has ended; None otherwise.
+
+        An unreaped child's pid cannot be recycled, so ``waitpid`` is the whole truth for it,
+        whatever its command line reads (a script shows its interpreter there).
+        """
+        if self.ended:
+            return False
+        try:
+            pid, status = os.waitpid(self.pid, os.WNOHANG)
+        except ChildProcessError:
+            return None
+        if pid == 0:
+            return True
+        if os.WIFSIGNALED(status):
+            self.ended = f" (killed by signal {os.WTERMSIG(status)})"
+        else:
+            self.ended = f" (exit status {os.waitstatus_to_exitcode(status)})"
+        return False
+
     def alive(self) -> bool:
         """Running and still the binary we started (a recycled pid is not ours)."""
+        running_child = self._reap()
+        if running_child is not None:
+            return running_child
         try:
             cmdline = Path(f"/proc/{self.pid}/cmdline").read_bytes().split(b"\0")[0].decode()
             stat = Path(f"/proc/{self.pid}/stat").read_text()
@@ -354,15 +380,8 @@ class Process:
 
     def exit_status(self) -> str:
         """How it ended, when it is our child (``up`` in this process); '' otherwise."""
-        try:
-            pid, status = os.waitpid(self.pid, os.WNOHANG)
-        except ChildProcessError:
-            return ""
-        if pid == 0:
-            return " (its pid runs something else)" if Path(f"/proc/{self.pid}").exists() else ""
-        if os.WIFSIGNALED(status):
-            return f" (killed by signal {os.WTERMSIG(status)})"
-        return f" (exit status {os.waitstatus_to_exitcode(status)})"
+        self._reap()
+        return self.ended
 
     def assert_running(self) -> None:
         if not self.alive():
@@ -377,8 +396,6 @@ class Process:
                 os.killpg(self.pid, sig)
             deadline = time.monotonic() + wait
             while time.monotonic() < deadline:
-                with contextlib.suppress(ChildProcessError):
-                    os.waitpid(self.pid, os.WNOHANG)
                 if not self.alive():
                     return
                 time.sleep(0.1)
@@ -559,7 +576,9 @@ def up(config: Config) -> dict:
     processes: list[Process] = []
 
     def save() -> None:
-        state["processes"] = [dataclasses.asdict(p) | {"log": str(p.log)} for p in processes]
+        state["processes"] = [
+            {"name": p.name, "pid": p.pid, "log": str(p.log), "binary": p.binary} for p in processes
+        ]
         (run_dir / "state.json").write_text(json.dumps(state, indent=2) + "\n")
 
     try:
