@@ -30,6 +30,7 @@ import subprocess
 import sys
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 import zipfile
 from pathlib import Path
@@ -75,6 +76,8 @@ class Config:
     control_plane_nodes: int = 1
     ports: dict[str, int] = dataclasses.field(default_factory=dict)
     timeout: float = 120.0
+    # Run the helm-hook-completer beside kwok (for molecule scenarios, where no test drives the hooks).
+    complete_helm_hooks: bool = False
 
 
 def log(message: str) -> None:
@@ -284,10 +287,12 @@ class Api:
         self.context = ssl.create_default_context(cafile=str(pki / "ca.crt"))
         self.context.load_cert_chain(str(pki / "admin.crt"), str(pki / "admin.key"))
 
-    def request(self, method: str, path: str, body: dict | None = None, timeout: float = 10.0):
+    def request(
+        self, method: str, path: str, body: dict | None = None, timeout: float = 10.0, content_type: str = ""
+    ):
         data = json.dumps(body).encode() if body is not None else None
         request = urllib.request.Request(self.server + path, data=data, method=method)
-        request.add_header("Content-Type", "application/json")
+        request.add_header("Content-Type", content_type or "application/json")
         request.add_header("Accept", "application/json")
         with urllib.request.urlopen(request, context=self.context, timeout=timeout) as response:
             payload = response.read()
@@ -538,6 +543,53 @@ def kwok_stages(stage_dir: Path) -> str:
 # --- up / down / status -----------------------------------------------------------------------
 
 
+def complete_helm_hook_pods(api: Api) -> list[str]:
+    """Annotate the Running pods of Helm hook Jobs so that kwok's pod-complete stage finishes them.
+
+    Under kwok no container runs, so a chart's pre-install or post-delete hook Job would never end and
+    ``helm install --wait`` would time out; a real container would exit. Returns the pods annotated now.
+    """
+    jobs = api.request("GET", "/apis/batch/v1/jobs", timeout=30)["items"]
+    hooks = {
+        (job["metadata"]["namespace"], job["metadata"]["name"])
+        for job in jobs
+        if "helm.sh/hook" in (job["metadata"].get("annotations") or {})
+    }
+    if not hooks:
+        return []
+    selector = urllib.parse.quote("batch.kubernetes.io/job-name")
+    pods = api.request("GET", f"/api/v1/pods?labelSelector={selector}", timeout=30)["items"]
+    completed = []
+    for pod in pods:
+        meta = pod["metadata"]
+        job = (meta.get("labels") or {}).get("batch.kubernetes.io/job-name")
+        done = (meta.get("annotations") or {}).get(COMPLETE_ANNOTATION) == "true"
+        if (meta["namespace"], job) in hooks and not done and pod.get("status", {}).get("phase") == "Running":
+            api.request(
+                "PATCH",
+                f"/api/v1/namespaces/{meta['namespace']}/pods/{meta['name']}",
+                {"metadata": {"annotations": {COMPLETE_ANNOTATION: "true"}}},
+                content_type="application/merge-patch+json",
+            )
+            completed.append(f"{meta['namespace']}/{meta['name']}")
+    return completed
+
+
+def run_helm_hook_completer(run_dir: Path, interval: float = 1.0) -> None:
+    """Loop of the helm-hook-completer process: finish hook pods until stopped (SIGTERM)."""
+    state = read_state(run_dir.resolve())
+    if not state:
+        raise HarnessError(f"no harness state in {run_dir}")
+    api = Api(state["server"], Path(state["run_dir"]) / "pki")
+    while True:
+        try:
+            for pod in complete_helm_hook_pods(api):
+                log(f"completed Helm hook pod {pod}")
+        except (OSError, urllib.error.URLError, ssl.SSLError, ValueError, KeyError) as error:
+            log(f"helm hook completer: {error}")
+        time.sleep(interval)
+
+
 def read_state(run_dir: Path) -> dict | None:
     try:
         return json.loads((run_dir / "state.json").read_text())
@@ -756,6 +808,16 @@ def up(config: Config) -> dict:
             return wanted <= ready
 
         wait_for(f"{len(wanted)} kwok nodes to be Ready", all_ready, config.timeout, processes)
+        if config.complete_helm_hooks:
+            processes.append(
+                start(
+                    "helm-hook-completer",
+                    Path(sys.executable),
+                    [str(Path(__file__).resolve()), "--run-dir", str(run_dir), "complete-helm-hooks"],
+                    run_dir,
+                )
+            )
+            save()
         state["timings"] = {
             "control_plane_seconds": round(control_plane_seconds, 1),
             "nodes_ready_seconds": round(time.monotonic() - nodes_started, 1),
@@ -851,10 +913,16 @@ def main(argv: list[str] | None = None) -> int:
     up_parser.add_argument("--control-plane-nodes", type=int, default=1)
     up_parser.add_argument("--timeout", type=float, default=float(os.environ.get("GPUFABRIC_CLUSTER_TIMEOUT", 180)))
     up_parser.add_argument("--no-build", action="store_true", help="fail instead of building missing binaries")
+    up_parser.add_argument(
+        "--complete-helm-hooks",
+        action="store_true",
+        help="also run the helm-hook-completer: Helm hook Jobs' pods finish, as their containers would",
+    )
     for name, (env, what) in PORTS.items():
         up_parser.add_argument(f"--{name.replace('_', '-')}-port", type=int, default=0, help=f"{what} port (or {env})")
     commands.add_parser("down", help="stop everything the harness started and remove its state")
     commands.add_parser("status", help="print the state as JSON")
+    commands.add_parser("complete-helm-hooks", help="finish Helm hook pods until stopped (started by up)")
     commands.add_parser("build", help="build the binaries into the cache (build.sh)")
     core_parser = commands.add_parser("install-kubernetes-core", help="extract kubernetes.core from the ansible wheel")
     core_parser.add_argument("wheel_dir", type=Path)
@@ -878,6 +946,7 @@ def main(argv: list[str] | None = None) -> int:
                     control_plane_nodes=args.control_plane_nodes,
                     ports=ports,
                     timeout=args.timeout,
+                    complete_helm_hooks=args.complete_helm_hooks,
                 )
             )
             print(f"export KUBECONFIG={state['kubeconfig']} PATH={state['bin_dir']}:$PATH")
@@ -889,6 +958,8 @@ def main(argv: list[str] | None = None) -> int:
                 )
         elif args.command == "status":
             print(json.dumps(status(args.run_dir), indent=2))
+        elif args.command == "complete-helm-hooks":
+            run_helm_hook_completer(args.run_dir)
         elif args.command == "build":
             print(build())
         elif args.command == "install-kubernetes-core":

@@ -9,7 +9,8 @@ answers, and reach the play through a jsonfile fact cache, as after a preflight 
 The inventory hosts are named after the kwok nodes; nothing connects to them.
 
 Helm hooks (the charts' pre-install/pre-upgrade Jobs) run real pods that kwok keeps ``Running``;
-:class:`HookCompleter` annotates those pods so that kwok finishes them, as their container would.
+:class:`HookCompleter` annotates those pods so that kwok finishes them, as their container would
+(``harness.complete_helm_hook_pods``; molecule scenarios run the same as the harness's helm-hook-completer).
 """
 
 from __future__ import annotations
@@ -162,26 +163,9 @@ class HookCompleter:
         self.thread.join(timeout=10)
 
     def _loop(self):
-        from kubernetes import client, config
-
-        api = config.new_client_from_config(config_file=str(self.cluster.kubeconfig))
-        try:
-            batch, core = client.BatchV1Api(api), client.CoreV1Api(api)
-            while not self.stop.wait(self.interval):
-                try:
-                    hooks = {(job.metadata.namespace, job.metadata.name)
-                             for job in batch.list_job_for_all_namespaces().items
-                             if "helm.sh/hook" in (job.metadata.annotations or {})}
-                    if not hooks:
-                        continue
-                    for pod in core.list_pod_for_all_namespaces(label_selector="batch.kubernetes.io/job-name").items:
-                        job = (pod.metadata.labels or {}).get("batch.kubernetes.io/job-name")
-                        done = (pod.metadata.annotations or {}).get(harness.COMPLETE_ANNOTATION) == "true"
-                        if (pod.metadata.namespace, job) in hooks and not done and pod.status.phase == "Running":
-                            core.patch_namespaced_pod(pod.metadata.name, pod.metadata.namespace, {
-                                "metadata": {"annotations": {harness.COMPLETE_ANNOTATION: "true"}}})
-                            self.completed.append(f"{pod.metadata.namespace}/{pod.metadata.name}")
-                except Exception:
-                    continue
-        finally:
-            api.close()
+        api = harness.Api(self.cluster.server, Path(self.cluster.state["run_dir"]) / "pki")
+        while not self.stop.wait(self.interval):
+            try:
+                self.completed += harness.complete_helm_hook_pods(api)
+            except Exception:  # the API server may be busy; the next round tries again
+                continue

@@ -5,6 +5,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import harness
 import pytest
 from kubernetes import client
@@ -156,10 +158,10 @@ def test_deployment_pods_run_on_gpu_nodes(api_client, cluster, namespace, waiter
     assert all(pod.status.pod_ip for pod in pods)
 
 
-def job(name: str, complete: bool) -> dict:
+def job(name: str, complete: bool, job_annotations: dict | None = None) -> dict:
     annotations = {harness.COMPLETE_ANNOTATION: "true"} if complete else {}
     return {
-        "metadata": {"name": name},
+        "metadata": {"name": name, "annotations": job_annotations or {}},
         "spec": {
             "backoffLimit": 0,
             "template": {
@@ -192,3 +194,27 @@ def test_job_pods_complete_when_annotated(api_client, namespace, waiter):
     )
     assert len(running) == 1
     assert not batch.read_namespaced_job("keeps-running", namespace).status.succeeded
+
+
+def test_helm_hook_pods_completed_other_jobs_left_running(api_client, cluster, namespace, waiter):
+    """harness.complete_helm_hook_pods finishes the pods of Helm hook Jobs only (what a chart's hook would do)."""
+    batch = client.BatchV1Api(api_client)
+    core = client.CoreV1Api(api_client)
+    hook = {"helm.sh/hook": "pre-install"}
+    batch.create_namespaced_job(namespace, job("crd-upgrade", complete=False, job_annotations=hook))
+    batch.create_namespaced_job(namespace, job("workload", complete=False))
+
+    def running(name):
+        return [
+            p
+            for p in core.list_namespaced_pod(namespace, label_selector=f"job-name={name}").items
+            if p.status.phase == "Running"
+        ]
+
+    waiter("both Jobs' pods to run", lambda: running("crd-upgrade") and running("workload"))
+    api = harness.Api(cluster.server, Path(cluster.state["run_dir"]) / "pki")
+    completed = [pod for pod in harness.complete_helm_hook_pods(api) if pod.startswith(f"{namespace}/")]
+    assert [pod.split("/")[1].rsplit("-", 1)[0] for pod in completed] == ["crd-upgrade"]
+    waiter("the hook Job to succeed", lambda: batch.read_namespaced_job("crd-upgrade", namespace).status.succeeded)
+    assert not batch.read_namespaced_job("workload", namespace).status.succeeded
+    assert running("workload")

@@ -47,6 +47,7 @@ def test_down_leaves_nothing_running_or_listening(bin_dir, tmp_path):
             "--no-build",
             "--gpu-nodes",
             "2",
+            "--complete-helm-hooks",
         ],
         capture_output=True,
         text=True,
@@ -64,6 +65,7 @@ def test_down_leaves_nothing_running_or_listening(bin_dir, tmp_path):
         "kube-controller-manager",
         "kube-scheduler",
         "kwok",
+        "helm-hook-completer",
     }
     assert all(pid_alive(pid) for pid in pids)
     assert listening(state["ports"]["apiserver"]) and listening(state["ports"]["etcd"])
