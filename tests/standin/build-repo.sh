@@ -7,6 +7,14 @@
 # -N -j and -q in the real formats from the nodes file), /lib/systemd/system/nvidia-imex.service and
 # /etc/nvidia-imex/config.cfg. They are NOT NVIDIA software; every description says so.
 #
+# Driver packages of the CUDA repository for the 570 and 580 branches (nvidia_driver scenario): the open and
+# proprietary meta packages nvidia-open-<branch> and cuda-drivers-<branch>, the unsuffixed nvidia-persistenced
+# and nvidia-modprobe in both branches' versions (so that only the role's branch pin picks the right one),
+# nvidia-fabricmanager-570 and nvidia-fabricmanager (580 on), with their units, daemons and configuration.
+# DOCA host packages (doca_ofed scenario): the profiles doca-ofed and doca-roce, ofed-scripts (ofed_info),
+# mlnx-ofed-kernel-dkms (the DKMS source marker) and mlnx-ofed-kernel-utils. None of them loads or builds
+# anything.
+#
 # Usage: build-standin-repo.sh DEST   (DEST/Packages, DEST/Release and the .deb files; use as `deb [trusted=yes] file:DEST /`)
 set -euo pipefail
 
@@ -165,7 +173,142 @@ POSTINST
   dpkg-deb --root-owner-group --build "$root" "$dest/${package}_${version}_all.deb" >/dev/null
 }
 
+# A stand-in package from a staged tree: standin_deb ROOT PACKAGE VERSION DEPENDS CONFLICTS SUMMARY
+standin_deb() {
+  local root="$1" package="$2" version="$3" depends="$4" conflicts="$5" summary="$6"
+  mkdir -p "$root/DEBIAN" "$root/usr/share/doc/$package"
+  printf 'TEST FIXTURE - stand-in, not NVIDIA software (gpufabric.cluster molecule tests).\n' \
+    > "$root/usr/share/doc/$package/STANDIN"
+  {
+    printf 'Package: %s\nVersion: %s\nArchitecture: all\n' "$package" "$version"
+    printf 'Maintainer: gpufabric.cluster contributors <noreply@example.invalid>\n'
+    [ -z "$depends" ] || printf 'Depends: %s\n' "$depends"
+    [ -z "$conflicts" ] || printf 'Conflicts: %s\n' "$conflicts"
+    printf 'Section: non-free/utils\nPriority: optional\n'
+    printf 'Description: TEST FIXTURE - stand-in, not NVIDIA software: %s\n' "$summary"
+    printf ' Built by the gpufabric.cluster molecule tests. It installs the paths of the\n'
+    printf ' real package with stand-ins; it loads, builds and configures nothing.\n'
+  } > "$root/DEBIAN/control"
+  if [ -d "$root/lib/systemd/system" ]; then
+    printf '#!/bin/sh\nset -e\nif [ -d /run/systemd/system ]; then systemctl daemon-reload || true; fi\n' \
+      > "$root/DEBIAN/postinst"
+    chmod 0755 "$root/DEBIAN/postinst"
+  fi
+  dpkg-deb --root-owner-group --build "$root" "$dest/${package}_${version}_all.deb" >/dev/null
+}
+
+# A daemon stand-in that forks, records its pid and stays running: standin_daemon NAME
+standin_daemon() {
+  cat <<SCRIPT
+#!/bin/sh
+# TEST FIXTURE: stand-in for NVIDIA's $1 (gpufabric.cluster molecule tests); it only stays running.
+case "\${1:-}" in --version|-v) echo "$1 stand-in"; exit 0 ;; esac
+sh -c 'echo \$\$ > /run/$1-standin.pid; while :; do sleep 3600; done' </dev/null >/dev/null 2>&1 &
+exit 0
+SCRIPT
+}
+
+forking_unit() {
+  local description="$1" exec_start="$2"
+  printf '[Unit]\nDescription=%s\nAfter=network-online.target\n\n' "$description"
+  printf '[Service]\nType=forking\nExecStart=%s\nLimitCORE=infinity\n\n' "$exec_start"
+  printf '[Install]\nWantedBy=multi-user.target\n'
+}
+
+# The driver packages of one branch: driver_branch BRANCH VERSION FABRICMANAGER_PACKAGE OTHER_FABRICMANAGER OTHER_BRANCH
+driver_branch() {
+  local branch="$1" version="$2" fm="$3" other_fm="$4" other_branch="$5" root
+  local upstream="${version%-*}"
+
+  root="$work/nvidia-persistenced-$branch"
+  mkdir -p "$root/usr/bin" "$root/lib/systemd/system"
+  standin_daemon nvidia-persistenced > "$root/usr/bin/nvidia-persistenced"
+  chmod 0755 "$root/usr/bin/nvidia-persistenced"
+  forking_unit "NVIDIA Persistence Daemon" \
+    "/usr/bin/nvidia-persistenced --user nvidia-persistenced --no-persistence-mode --verbose" \
+    > "$root/lib/systemd/system/nvidia-persistenced.service"
+  standin_deb "$root" nvidia-persistenced "$version" "" "" "NVIDIA persistence daemon $upstream"
+
+  root="$work/nvidia-modprobe-$branch"
+  mkdir -p "$root/usr/bin"
+  printf '#!/bin/sh\n# TEST FIXTURE: stand-in for nvidia-modprobe; it creates no device node.\nexit 0\n' \
+    > "$root/usr/bin/nvidia-modprobe"
+  chmod 0755 "$root/usr/bin/nvidia-modprobe"
+  standin_deb "$root" nvidia-modprobe "$version" "" "" "NVIDIA device node helper $upstream"
+
+  local flavour meta others
+  for flavour in open proprietary; do
+    if [ "$flavour" = open ]; then meta="nvidia-open-$branch"; others="cuda-drivers-$branch"
+    else meta="cuda-drivers-$branch"; others="nvidia-open-$branch"; fi
+    root="$work/$meta"
+    mkdir -p "$root/usr/bin" "$root/usr/src/nvidia-$upstream"
+    printf '#!/bin/sh\n# TEST FIXTURE: stand-in for nvidia-smi; there is no driver behind it.\n%s\nexit 9\n' \
+      "echo \"NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver.\"" \
+      > "$root/usr/bin/nvidia-smi"
+    chmod 0755 "$root/usr/bin/nvidia-smi"
+    printf 'PACKAGE_NAME="nvidia"\nPACKAGE_VERSION="%s"\n# TEST FIXTURE: %s kernel modules stand-in, builds nothing\n' \
+      "$upstream" "$flavour" > "$root/usr/src/nvidia-$upstream/dkms.conf"
+    standin_deb "$root" "$meta" "$version" \
+      "nvidia-persistenced (>= $branch), nvidia-modprobe (>= $branch)" \
+      "$others, nvidia-open-$other_branch, cuda-drivers-$other_branch" \
+      "NVIDIA driver $upstream, $flavour kernel modules (meta package)"
+  done
+
+  root="$work/$fm"
+  mkdir -p "$root/usr/bin" "$root/lib/systemd/system" "$root/usr/share/nvidia/nvswitch"
+  standin_daemon nv-fabricmanager > "$root/usr/bin/nv-fabricmanager"
+  chmod 0755 "$root/usr/bin/nv-fabricmanager"
+  forking_unit "NVIDIA fabric manager service" \
+    "/usr/bin/nv-fabricmanager -c /usr/share/nvidia/nvswitch/fabricmanager.cfg" \
+    > "$root/lib/systemd/system/nvidia-fabricmanager.service"
+  printf 'LOG_LEVEL=4\nLOG_FILE_NAME=/var/log/fabricmanager.log\nFABRIC_MODE=0\nFM_CMD_PORT_NUMBER=6666\n' \
+    > "$root/usr/share/nvidia/nvswitch/fabricmanager.cfg"
+  standin_deb "$root" "$fm" "$version" "" "$other_fm" "NVIDIA Fabric Manager $upstream"
+}
+
+# The DOCA host profiles and the packages behind them: doca VERSION OFED_VERSION
+doca() {
+  local version="$1" ofed="$2" root
+  root="$work/ofed-scripts"
+  mkdir -p "$root/usr/bin"
+  cat > "$root/usr/bin/ofed_info" <<SCRIPT
+#!/bin/sh
+# TEST FIXTURE: stand-in for ofed_info of DOCA-OFED; prints the version only.
+if [ "\${1:-}" = "-s" ]; then echo "OFED-internal-$ofed:"; exit 0; fi
+echo "OFED-internal-$ofed:"
+echo ""
+echo "stand-in: no packages listed"
+SCRIPT
+  chmod 0755 "$root/usr/bin/ofed_info"
+  standin_deb "$root" ofed-scripts "$ofed-1" "" "" "ofed_info of DOCA-OFED $ofed"
+
+  root="$work/mlnx-ofed-kernel-dkms"
+  mkdir -p "$root/usr/src/mlnx-ofed-kernel-${ofed%%-*}"
+  printf 'PACKAGE_NAME="mlnx-ofed-kernel"\nPACKAGE_VERSION="%s"\n# TEST FIXTURE: builds nothing\n' "${ofed%%-*}" \
+    > "$root/usr/src/mlnx-ofed-kernel-${ofed%%-*}/dkms.conf"
+  standin_deb "$root" mlnx-ofed-kernel-dkms "$ofed-1" "" "" "DOCA-OFED kernel modules source for DKMS"
+
+  root="$work/mlnx-ofed-kernel-utils"
+  mkdir -p "$root/usr/sbin"
+  printf '#!/bin/sh\n# TEST FIXTURE: stand-in for ibdev2netdev; there is no device behind it.\nexit 0\n' \
+    > "$root/usr/sbin/ibdev2netdev"
+  chmod 0755 "$root/usr/sbin/ibdev2netdev"
+  standin_deb "$root" mlnx-ofed-kernel-utils "$ofed-1" "" "" "DOCA-OFED kernel module utilities"
+
+  root="$work/doca-ofed"
+  mkdir -p "$root"
+  standin_deb "$root" doca-ofed "$version" "ofed-scripts, mlnx-ofed-kernel-dkms, mlnx-ofed-kernel-utils" "" \
+    "DOCA-OFED host profile $version (meta package)"
+  root="$work/doca-roce"
+  mkdir -p "$root"
+  standin_deb "$root" doca-roce "$version" "ofed-scripts, mlnx-ofed-kernel-dkms" "" \
+    "DOCA RoCE host profile $version (meta package)"
+}
+
 build nvidia-imex-570 570.172.08-1 nvidia-imex
 build nvidia-imex 580.95.05-1 nvidia-imex-570
+driver_branch 570 570.172.08-1 nvidia-fabricmanager-570 nvidia-fabricmanager 580
+driver_branch 580 580.95.05-1 nvidia-fabricmanager nvidia-fabricmanager-570 570
+doca 3.1.0-091000 25.07-0.9.7.0
 (cd "$dest" && apt-ftparchive packages . > Packages && apt-ftparchive release . > Release)
 echo "$dest"

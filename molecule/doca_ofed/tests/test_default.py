@@ -1,0 +1,57 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpufabric.cluster contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Verify doca_ofed: the DOCA-OFED profile with its rebuild record, and Debian's rdma-core on the inbox host."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+
+import testinfra
+
+HOSTS = ("ofed-doca", "ofed-inbox")
+RECORD = "/var/lib/gpufabric/gpu-driver-rebuild-required"
+
+
+def _host(name):
+    return testinfra.get_host(f"podman://{name}")
+
+
+def test_doca_profile_installed_from_the_repository():
+    host = _host("ofed-doca")
+    for package in ("doca-ofed", "ofed-scripts", "mlnx-ofed-kernel-dkms", "mlnx-ofed-kernel-utils"):
+        assert host.package(package).is_installed, package
+    assert not host.package("rdma-core").is_installed
+    assert "file:/opt/gpufabric-standin-repo/ ./" in host.file("/etc/apt/sources.list.d/doca.list").content_string
+    # what the probe will read on the next run
+    assert host.check_output("ofed_info -s") == "OFED-internal-25.07-0.9.7.0:"
+
+
+def test_rebuild_record_written_once_on_the_doca_host():
+    record = _host("ofed-doca").file(RECORD)
+    assert record.exists
+    assert record.user == "root" and record.mode == 0o644
+    assert record.content_string.startswith("#\n# Ansible managed\n")
+    assert "profile=doca-ofed" in record.content_string.splitlines()
+    assert not _host("ofed-inbox").file(RECORD).exists
+
+
+def test_inbox_host_has_debian_rdma_core():
+    host = _host("ofed-inbox")
+    for package in ("rdma-core", "ibverbs-utils", "infiniband-diags"):
+        assert host.package(package).is_installed, package
+    assert host.exists("ibv_devinfo")
+    assert not host.package("doca-ofed").is_installed
+    assert not host.file("/etc/apt/sources.list.d/doca.list").exists
+
+
+def test_check_diff_on_the_converged_hosts_changes_nothing():
+    """``--check --diff`` of the converge playbook on the converged hosts reports no change on any host."""
+    playbook = os.path.join(os.environ["MOLECULE_SCENARIO_DIRECTORY"], "converge.yml")
+    completed = subprocess.run(
+        ["ansible-playbook", "--check", "--diff", "-i", os.environ["MOLECULE_INVENTORY_FILE"], playbook],
+        capture_output=True, text=True, check=False)
+    assert completed.returncode == 0, completed.stdout[-3000:] + completed.stderr[-3000:]
+    recap = [line for line in completed.stdout.splitlines() if "changed=" in line]
+    assert len(recap) == len(HOSTS) and all("changed=0" in line for line in recap), recap

@@ -1,0 +1,51 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpufabric.cluster contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Verify nvidia_peermem: DMA-BUF chosen where supported (nothing written), the legacy module persisted elsewhere."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+
+import testinfra
+
+HOSTS = ("pm-dmabuf", "pm-legacy", "pm-forced")
+LOAD_FILE = "/etc/modules-load.d/nvidia-peermem.conf"
+
+
+def _entries(text):
+    return [line.strip() for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#")]
+
+
+def test_dma_buf_host_gets_no_boot_time_load():
+    host = testinfra.get_host("podman://pm-dmabuf")
+    assert not host.file(LOAD_FILE).exists
+    # nothing else under modules-load.d names the module either
+    listing = host.check_output("cat /etc/modules-load.d/*.conf 2>/dev/null || true")
+    assert "nvidia_peermem" not in listing
+
+
+def test_legacy_hosts_load_nvidia_peermem_at_boot():
+    for name in ("pm-legacy", "pm-forced"):
+        load = testinfra.get_host(f"podman://{name}").file(LOAD_FILE)
+        assert load.exists, name
+        assert load.user == "root" and load.group == "root" and load.mode == 0o644, name
+        assert load.content_string.startswith("#\n# Ansible managed\n"), name
+        # systemd-modules-load(8) reads one module name per line
+        assert _entries(load.content_string) == ["nvidia_peermem"], name
+
+
+def test_check_diff_on_the_converged_hosts_changes_nothing():
+    """``--check --diff`` of the converge playbook on the converged hosts reports no change on any host."""
+    playbook = os.path.join(os.environ["MOLECULE_SCENARIO_DIRECTORY"], "converge.yml")
+    completed = subprocess.run(
+        ["ansible-playbook", "--check", "--diff", "-i", os.environ["MOLECULE_INVENTORY_FILE"], playbook],
+        capture_output=True, text=True, check=False)
+    assert completed.returncode == 0, completed.stdout[-3000:] + completed.stderr[-3000:]
+    recap = [line for line in completed.stdout.splitlines() if "changed=" in line]
+    assert len(recap) == len(HOSTS) and all("changed=0" in line for line in recap), recap
+    output = " ".join(completed.stdout.split())  # the YAML callback folds long messages
+    assert "host pm-dmabuf: GPUDirect RDMA by dma_buf (nvidia_peermem_method auto; DMA-BUF supported)" in output
+    assert "host pm-legacy: GPUDirect RDMA by legacy (nvidia_peermem_method auto; DMA-BUF not supported:" in output
+    assert "host pm-forced: GPUDirect RDMA by legacy (nvidia_peermem_method legacy; DMA-BUF supported)" in output
