@@ -8,7 +8,7 @@ SCENARIO ?=
 molecule-image: ## build (or reuse) the Debian 12 systemd image of the host-role scenarios
 	@tests/images/build-debian12-systemd.sh
 
-molecule: venv collection molecule-image ## molecule test of every scenario (or SCENARIO=name); leaves no container behind
+molecule: venv collection molecule-image cluster-build $(KUBERNETES_CORE) ## molecule test of every scenario (or SCENARIO=name); leaves no container behind
 	@set -u; failed=""; \
 	  for scenario in $(or $(SCENARIO),$(MOLECULE_SCENARIOS)); do \
 	    [ -f "molecule/$$scenario/molecule.yml" ] || { echo "no scenario molecule/$$scenario"; exit 2; }; \
