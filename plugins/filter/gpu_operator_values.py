@@ -18,6 +18,7 @@ from ansible.errors import AnsibleFilterError
 
 from ansible_collections.gpufabric.cluster.plugins.plugin_utils.cluster_roles import (
     ClusterRoleError,
+    chosen_settings,
     host_facts,
     registry_repository,
     secret_names,
@@ -70,15 +71,7 @@ HOST_DRIVER_REASONS = ("NVIDIA driver not loaded", "proprietary kernel module", 
 
 
 def _settings(settings: Mapping | None) -> dict:
-    chosen = dict(DEFAULTS)
-    unknown = sorted(set(settings or {}) - set(DEFAULTS))
-    if unknown:
-        raise ClusterRoleError(f"unknown setting(s) {', '.join(unknown)}; known: {', '.join(DEFAULTS)}")
-    chosen.update({key: value for key, value in (settings or {}).items() if value is not None})
-    for key, choices in CHOICES.items():
-        if chosen[key] not in choices:
-            raise ClusterRoleError(f"gpu_operator_{key} must be one of {', '.join(choices)}, got {chosen[key]!r}")
-    return chosen
+    return chosen_settings(settings, DEFAULTS, CHOICES, "gpu_operator_")
 
 
 def _driver(facts: Mapping[str, Mapping], wanted: str) -> tuple[str, str]:

@@ -24,6 +24,7 @@ from ansible.errors import AnsibleFilterError
 
 from ansible_collections.gpufabric.cluster.plugins.plugin_utils.cluster_roles import (
     ClusterRoleError,
+    chosen_settings,
     host_facts,
     registry_repository,
     secret_names,
@@ -65,15 +66,7 @@ def _pci_key(port: Mapping) -> tuple:
 
 
 def _settings(settings: Mapping | None) -> dict:
-    chosen = dict(DEFAULTS)
-    unknown = sorted(set(settings or {}) - set(DEFAULTS))
-    if unknown:
-        raise ClusterRoleError(f"unknown setting(s) {', '.join(unknown)}; known: {', '.join(DEFAULTS)}")
-    chosen.update({key: value for key, value in (settings or {}).items() if value is not None})
-    for key, choices in CHOICES.items():
-        if chosen[key] not in choices:
-            raise ClusterRoleError(f"network_operator_{key} must be one of {', '.join(choices)}, got {chosen[key]!r}")
-    return chosen
+    return chosen_settings(settings, DEFAULTS, CHOICES, "network_operator_")
 
 
 def rails_of(facts: Mapping[str, Mapping]) -> list[dict]:

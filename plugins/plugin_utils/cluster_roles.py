@@ -83,3 +83,21 @@ def secret_names(value: t.Any, variable: str) -> list[str]:
         if name not in names:
             names.append(name)
     return names
+
+
+def chosen_settings(
+    settings: Mapping | None, defaults: Mapping[str, t.Any], choices: Mapping[str, t.Sequence], prefix: str
+) -> dict:
+    """``defaults`` updated with the non-null ``settings``; unknown keys and values outside ``choices`` refused.
+
+    ``prefix`` turns a key into the role variable it comes from (``gpu_operator_`` + ``driver``).
+    """
+    chosen = dict(defaults)
+    unknown = sorted(set(settings or {}) - set(defaults))
+    if unknown:
+        raise ClusterRoleError(f"unknown setting(s) {', '.join(unknown)}; known: {', '.join(defaults)}")
+    chosen.update({key: value for key, value in (settings or {}).items() if value is not None})
+    for key, allowed in choices.items():
+        if chosen[key] not in allowed:
+            raise ClusterRoleError(f"{prefix}{key} must be one of {', '.join(allowed)}, got {chosen[key]!r}")
+    return chosen

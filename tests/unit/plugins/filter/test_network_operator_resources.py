@@ -132,6 +132,8 @@ def test_ofed_container_needs_a_version_and_subnets_cut_from_the_cidr(tray):
     ({"rails": [{"ipv4": "10.0.0.0/24"}]}, "lists 1 rails, the hosts have 5"),
     ({"rails": [{"ipv4": "10.0.0.1/24"}] * 5}, r"network_operator_rails\[0\]"),
     ({"ipam_prefix_length": 29}, "network_operator_ipam_block_size 8 for 3 hosts needs 24 addresses"),
+    ({"network_type": "bridge"}, "network_operator_network_type must be one of auto, "),
+    ({"colour": "green"}, "unknown setting.s. colour"),
 ])
 def test_bad_input(tray, settings, message):
     with pytest.raises(AnsibleFilterError, match=message):
