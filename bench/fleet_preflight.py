@@ -1,0 +1,502 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpufabric.cluster contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Fleet benchmark: preflight over N simulated hosts, and three ways of probing one fleet.
+
+Every simulated host is its own copy of a recorded fixture tree (tests/unit/fixtures/build_trees.py,
+the GB200 compute tray by default) in a temp directory, reached with ``ansible_connection: local``
+and probed through ``root`` / ``gpufabric_probe_root``.  This machine has no NVML, so the probes
+fall back to PCI for the GPU list (as on a host whose driver is not loaded); the rest is read from
+the tree as on a real host.
+
+1. Sweep: the real ``gpufabric.cluster.preflight`` playbook for each N in ``--sizes``; per N the
+   wall time, the peak RSS of the ansible-playbook process and of its whole process tree (its
+   forks and the module processes), the controller CPU seconds and the cost per host.
+2. Three ways, one fleet of ``--ways-size`` hosts, same forks: ``fabric_facts`` once, the four
+   ``_info`` modules as separate tasks, and deepops / Cloud Native Stack style shell probing
+   (``lspci | grep``, ``ibdev2netdev``, ``lsmod | grep``, ``nvidia-smi --query-gpu`` as separate
+   ``shell`` tasks, each parsed with ``set_fact``), answered from the trees by the BENCH FIXTURE
+   tools of bench/fixture_tools.py.  Every way ends with the same summary (GPUs, RDMA ports,
+   peermem per host) written once on the controller, and the summaries must agree.
+
+Usage (from the repository root, after ``make venv collection``):
+  PYTHONPATH=.build/collections .venv/bin/python bench/fleet_preflight.py --sizes 18 72 288 --forks 25
+  PYTHONPATH=.build/collections .venv/bin/python bench/fleet_preflight.py --quick     # 2 hosts, smoke run
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import os
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass
+from types import ModuleType
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(HERE)
+BUILDER = os.path.join(REPO, "tests", "unit", "fixtures", "build_trees.py")
+PAGE = os.sysconf("SC_PAGE_SIZE")
+MIB = 1024 * 1024
+
+sys.path.insert(0, HERE)
+from fixture_tools import write_tools  # noqa: E402
+
+
+def _builder() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("build_trees", BUILDER)
+    if spec is None or spec.loader is None:
+        raise SystemExit(f"cannot load {BUILDER}")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+# --- controller memory ---------------------------------------------------------------------------
+
+def _stat(pid: str) -> tuple[int, int] | None:
+    """(ppid, rss bytes) of a process from /proc/<pid>/stat, None if it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            data = handle.read()
+    except OSError:
+        return None
+    fields = data[data.rfind(b")") + 2:].split()  # fields from 3 (state) on; comm may hold spaces
+    return int(fields[1]), int(fields[21]) * PAGE
+
+
+class MemorySampler(threading.Thread):
+    """Samples the RSS of one process and the summed RSS of its process tree every ``interval`` s."""
+
+    def __init__(self, pid: int, interval: float):
+        super().__init__(daemon=True)
+        self.pid = pid
+        self.interval = interval
+        self.peak_main = 0
+        self.peak_tree = 0
+        self.peak_procs = 0
+        self.samples = 0
+        self._halt = threading.Event()
+
+    def sample(self) -> None:
+        """Take one sample: scan /proc for the parent links, walk down from ``pid``."""
+        children: dict[int, list[int]] = {}
+        rss: dict[int, int] = {}
+        for entry in os.listdir("/proc"):
+            if not entry.isdigit():
+                continue
+            info = _stat(entry)
+            if info is None:
+                continue
+            pid = int(entry)
+            children.setdefault(info[0], []).append(pid)
+            rss[pid] = info[1]
+        if self.pid not in rss:
+            return
+        tree, todo = 0, [self.pid]
+        count = 0
+        while todo:
+            pid = todo.pop()
+            tree += rss.get(pid, 0)
+            count += 1
+            todo.extend(children.get(pid, ()))
+        self.peak_main = max(self.peak_main, rss[self.pid])
+        self.peak_tree = max(self.peak_tree, tree)
+        self.peak_procs = max(self.peak_procs, count)
+        self.samples += 1
+
+    def run(self) -> None:
+        while not self._halt.is_set():
+            self.sample()
+            self._halt.wait(self.interval)
+
+    def stop(self) -> None:
+        """Stop sampling and wait for the thread."""
+        self._halt.set()
+        self.join()
+
+
+# --- one measured ansible-playbook run ----------------------------------------------------------
+
+@dataclass
+class Run:
+    """What one ansible-playbook run cost on the controller."""
+
+    label: str
+    hosts: int
+    wall: float
+    cpu: float
+    peak_main: int
+    peak_tree: int
+    peak_procs: int
+    samples: int
+    log: str
+    load: float  # 1-minute load average at the end of the run (the machine is shared)
+
+
+@dataclass
+class Settings:
+    """The Ansible settings every run uses (environment variables, printed with the results)."""
+
+    forks: int
+    pipelining: bool
+    fact_cache: str
+    fact_cache_timeout: int
+    callback: str
+    workdir: str
+
+    def environment(self, strategy: str) -> dict[str, str]:
+        """The ANSIBLE_* variables for one run."""
+        env = {
+            "ANSIBLE_FORKS": str(self.forks),
+            "ANSIBLE_PIPELINING": str(self.pipelining),
+            "ANSIBLE_STRATEGY": strategy,
+            "ANSIBLE_STDOUT_CALLBACK": self.callback,
+            "ANSIBLE_HOST_KEY_CHECKING": "False",
+            "ANSIBLE_RETRY_FILES_ENABLED": "False",
+            "ANSIBLE_NOCOLOR": "True",
+            "ANSIBLE_LOCAL_TEMP": os.path.join(self.workdir, "ansible-local"),
+            "ANSIBLE_REMOTE_TEMP": os.path.join(self.workdir, "ansible-remote"),
+            "ANSIBLE_CACHE_PLUGIN": self.fact_cache,
+        }
+        if self.fact_cache == "jsonfile":
+            env["ANSIBLE_CACHE_PLUGIN_CONNECTION"] = os.path.join(self.workdir, "facts")
+            env["ANSIBLE_CACHE_PLUGIN_TIMEOUT"] = str(self.fact_cache_timeout)
+        return env
+
+
+def run_playbook(label: str, playbook: str, inventory: str, hosts: int, settings: Settings, strategy: str,
+                 interval: float, extra_args: list[str]) -> Run:
+    """Run ansible-playbook once, sampling its memory; fail loudly if the run fails."""
+    binary = os.path.join(os.path.dirname(sys.executable), "ansible-playbook")
+    env = dict(os.environ)
+    env.setdefault("ANSIBLE_COLLECTIONS_PATH", os.path.join(REPO, ".build", "collections"))
+    env.setdefault("ANSIBLE_COLLECTIONS_SCAN_SYS_PATH", "true")
+    env.update(settings.environment(strategy))
+    log = os.path.join(settings.workdir, f"{label}.log")
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    with open(log, "w", encoding="utf-8") as output:
+        start = time.perf_counter()
+        process = subprocess.Popen([binary, "-i", inventory, playbook, *extra_args], stdout=output,
+                                   stderr=subprocess.STDOUT, env=env, cwd=settings.workdir)
+        sampler = MemorySampler(process.pid, interval)
+        sampler.start()
+        returncode = process.wait()
+        wall = time.perf_counter() - start
+        sampler.stop()
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if returncode != 0:
+        with open(log, encoding="utf-8") as handle:
+            tail = handle.read()[-4000:]
+        raise SystemExit(f"{label}: ansible-playbook exited {returncode}, log {log}:\n{tail}")
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return Run(label, hosts, wall, cpu, sampler.peak_main, sampler.peak_tree, sampler.peak_procs,
+               sampler.samples, log, os.getloadavg()[0])
+
+
+# --- the fleet ----------------------------------------------------------------------------------
+
+def build_fleet(workdir: str, tree: str, count: int) -> list[tuple[str, str]]:
+    """Build the recorded tree once and copy it per host; return [(host name, root)]."""
+    source = os.path.join(workdir, "source")
+    root = _builder().build_tree(tree, source)
+    hosts_dir = os.path.join(workdir, "hosts")
+    os.makedirs(hosts_dir, exist_ok=True)
+    fleet = []
+    for index in range(1, count + 1):
+        name = f"tray{index:03d}"
+        dest = os.path.join(hosts_dir, name)
+        shutil.copytree(root, dest, symlinks=True)
+        shutil.copyfile(root + ".nvml.json", dest + ".nvml.json")
+        fleet.append((name, dest))
+    return fleet
+
+
+def write_inventory(path: str, fleet: list[tuple[str, str]], tools: str, facts_parallel: bool) -> str:
+    """A YAML inventory (JSON is YAML) of the fleet: local connection, the venv's python.
+
+    ``ansible_facts_parallel``: preflight gathers with two facts modules (setup, fabric_facts); in
+    parallel mode gather_facts starts both through async_wrapper and polls async_status, and with no
+    play ``gather_timeout`` ansible-core 2.19 kills a facts module still running after about 5 s
+    (ansible/ansible#87223), which a loaded controller hits at 18 hosts.  Serial is also cheaper.
+    """
+    inventory = {"all": {
+        "hosts": {name: {"gpufabric_probe_root": root} for name, root in fleet},
+        "vars": {"ansible_connection": "local", "ansible_python_interpreter": sys.executable,
+                 "ansible_facts_parallel": facts_parallel, "bench_tools": tools},
+    }}
+    with open(path, "w", encoding="utf-8") as handle:
+        json.dump(inventory, handle, indent=1)
+    return path
+
+
+# --- the three ways -----------------------------------------------------------------------------
+
+def _summary_task(summary: str) -> dict:
+    """The task every way ends with on every host: the same small summary as a fact."""
+    return {"name": "Summarise what was found", "ansible.builtin.set_fact": {"bench_summary": summary}}
+
+
+def _summary_play(dest: str) -> dict:
+    """A second play (so that it also works under the free strategy): write every host's summary once."""
+    return {"name": "Bench - write the summaries on the controller", "hosts": "localhost", "gather_facts": False,
+            "tasks": [{"name": "Write the summary of every host", "ansible.builtin.copy": {
+                "content": "{{ dict(groups['all'] | zip(groups['all'] | map('extract', hostvars, 'bench_summary')))"
+                           " | to_nice_json }}\n",
+                "dest": dest, "mode": "0644"}}]}
+
+
+def _quiet(task: dict) -> dict:
+    return {**task, "changed_when": False}
+
+
+def ways(workdir: str) -> dict[str, tuple[list[dict], int, dict, str]]:
+    """name -> (tasks, probe tasks per host, play keywords, summary file) for the three ways."""
+    root = "{{ gpufabric_probe_root }}"
+    fabric = [{"name": "Gather the GPU fabric facts", "gpufabric.cluster.fabric_facts": {"root": root}}]
+    fabric_summary = ("{{ {'gpus': ansible_facts['gpufabric']['gpu']['count'], "
+                      "'ports': ansible_facts['gpufabric']['connectx']['ports'] | map(attribute='netdev') | list, "
+                      "'peermem': ansible_facts['gpufabric']['peermem']['nvidia_peermem']['loaded']} }}")
+    info = [
+        {"name": "Probe the GPUs", "gpufabric.cluster.gpu_info": {"root": root}, "register": "bench_gpu"},
+        {"name": "Probe the ConnectX ports", "gpufabric.cluster.connectx_info": {"root": root},
+         "register": "bench_connectx"},
+        {"name": "Probe IMEX", "gpufabric.cluster.imex_info": {"root": root}, "register": "bench_imex"},
+        {"name": "Probe peermem", "gpufabric.cluster.peermem_info": {"root": root}, "register": "bench_peermem"},
+    ]
+    info_summary = ("{{ {'gpus': bench_gpu['count'], "
+                    "'ports': bench_connectx['ports'] | map(attribute='netdev') | list, "
+                    "'peermem': bench_peermem['nvidia_peermem']['loaded']} }}")
+
+    def shell(name: str, command: str, register: str) -> dict:
+        return _quiet({"name": name, "ansible.builtin.shell": {"cmd": command, "executable": "/bin/bash"},
+                       "register": register, "failed_when": False})
+
+    shell_tasks = [
+        shell("List the NVIDIA GPUs", "set -o pipefail; lspci | grep -i nvidia | grep -Ei '3D controller|VGA'",
+              "__lspci_gpu"),
+        {"name": "Record the GPUs",
+         "ansible.builtin.set_fact": {"bench_pci_gpus": "{{ __lspci_gpu.stdout_lines | map('split', ' ') "
+                                                       "| map('first') | list }}"}},
+        shell("List the Mellanox adapters", "set -o pipefail; lspci -D | grep -i mellanox", "__lspci_nic"),
+        shell("Map the RDMA devices to netdevs", "ibdev2netdev", "__ibdev2netdev"),
+        {"name": "Record the RDMA ports",
+         "ansible.builtin.set_fact": {
+             "bench_rdma_ports": "{{ __ibdev2netdev.stdout_lines "
+                                 "| map('regex_replace', '^(\\S+) port (\\d+) ==> (\\S+) \\((\\w+)\\)$', "
+                                 "'\\1 \\2 \\3 \\4') | map('split', ' ') | list }}",
+             "bench_mlx_functions": "{{ __lspci_nic.stdout_lines | map('split', ' ') | map('first') | list }}"}},
+        shell("Check nvidia_peermem", "set -o pipefail; lsmod | grep -E '^(nvidia_peermem|nv_peer_mem) '",
+              "__lsmod_peermem"),
+        shell("Query the GPUs with nvidia-smi",
+              "nvidia-smi --query-gpu=index,name,pci.bus_id,uuid,memory.total,fabric.state,fabric.cliqueId,"
+              "fabric.clusterUuid --format=csv,noheader,nounits", "__nvidia_smi"),
+        {"name": "Record the GPU details",
+         "ansible.builtin.set_fact": {
+             "bench_smi_gpus": "{{ __nvidia_smi.stdout_lines | map('split', ', ') | list }}",
+             "bench_peermem_loaded": "{{ __lsmod_peermem.rc == 0 }}"}},
+    ]
+    shell_summary = ("{{ {'gpus': bench_smi_gpus | length if __nvidia_smi.rc == 0 else bench_pci_gpus | length, "
+                     "'ports': bench_rdma_ports | map(attribute=2) | list, "
+                     "'peermem': bench_peermem_loaded} }}")
+    shell_play = {"environment": {"PATH": "{{ bench_tools }}:/usr/local/bin:/usr/bin:/bin",
+                                  "BENCH_FIXTURE_ROOT": root}}
+    out = os.path.join(workdir, "ways")
+    return {
+        "fabric_facts": ([*fabric, _summary_task(fabric_summary)], len(fabric), {}, f"{out}/fabric_facts.json"),
+        "four _info": ([*info, _summary_task(info_summary)], len(info), {}, f"{out}/info.json"),
+        "shell (deepops/CNS)": ([*shell_tasks, _summary_task(shell_summary)], len(shell_tasks), shell_play,
+                                f"{out}/shell.json"),
+    }
+
+
+def write_way_playbook(path: str, name: str, tasks: list[dict], play: dict, summary: str | None) -> str:
+    """One play over the whole fleet (no fact gathering, the way's tasks), then the summary play."""
+    playbook = [{"name": f"Bench - probe the fleet: {name}", "hosts": "all", "gather_facts": False, **play,
+                 "tasks": tasks}]
+    if summary:
+        playbook.append(_summary_play(summary))
+    with open(path, "w", encoding="utf-8") as handle:
+        json.dump(playbook, handle, indent=1)
+    return path
+
+
+# --- reporting ----------------------------------------------------------------------------------
+
+def _mib(value: int) -> str:
+    return f"{value / MIB:.0f}"
+
+
+def print_sweep(runs: list[Run]) -> None:
+    """The N sweep table; the marginal columns are the slope from the previous N (fixed start-up cost removed)."""
+    print(f"{'N':>5} {'wall s':>8} {'CPU s':>7} {'peak RSS main MiB':>17} {'peak RSS tree MiB':>17}"
+          f" {'procs':>5} {'wall/host ms':>12} {'CPU/host ms':>11} {'marginal wall/host ms':>21}"
+          f" {'marginal CPU/host ms':>20} {'load':>5}")
+    previous: Run | None = None
+    for run in runs:
+        marginal_wall = marginal_cpu = "-"
+        if previous is not None and run.hosts > previous.hosts:
+            extra = run.hosts - previous.hosts
+            marginal_wall = f"{(run.wall - previous.wall) / extra * 1000:.0f}"
+            marginal_cpu = f"{(run.cpu - previous.cpu) / extra * 1000:.0f}"
+        print(f"{run.hosts:>5} {run.wall:>8.1f} {run.cpu:>7.1f} {_mib(run.peak_main):>17} {_mib(run.peak_tree):>17}"
+              f" {run.peak_procs:>5} {run.wall / run.hosts * 1000:>12.0f} {run.cpu / run.hosts * 1000:>11.0f}"
+              f" {marginal_wall:>21} {marginal_cpu:>20} {run.load:>5.1f}")
+        previous = run
+
+
+def print_ways(runs: list[tuple[str, str, int, Run]], startup: Run | None) -> None:
+    """The three-ways table, ratios to fabric_facts under the same strategy, raw and net of start-up."""
+    base = {strategy: run for name, strategy, _tasks, run in runs if name == "fabric_facts"}
+    fixed_wall = startup.wall if startup else 0.0
+    fixed_cpu = startup.cpu if startup else 0.0
+    print(f"{'way':<20} {'strategy':<8} {'wall s':>7} {'tasks/host':>10} {'wall/host ms':>12} {'CPU/host ms':>11}"
+          f" {'peak RSS tree MiB':>17} {'ratio wall':>10} {'ratio CPU':>9} {'net ratio wall':>14}"
+          f" {'net ratio CPU':>13} {'load':>5}")
+    if startup:
+        print(f"{'(empty play)':<20} {'linear':<8} {startup.wall:>7.1f} {0:>10} {'-':>12} {'-':>11}"
+              f" {_mib(startup.peak_tree):>17} {'':>10} {'':>9} {'':>14} {'':>13} {startup.load:>5.1f}")
+    for name, strategy, tasks, run in runs:
+        ref = base[strategy]
+        net_wall = (run.wall - fixed_wall) / max(ref.wall - fixed_wall, 1e-9)
+        net_cpu = (run.cpu - fixed_cpu) / max(ref.cpu - fixed_cpu, 1e-9)
+        print(f"{name:<20} {strategy:<8} {run.wall:>7.1f} {tasks:>10} {run.wall / run.hosts * 1000:>12.0f}"
+              f" {run.cpu / run.hosts * 1000:>11.0f} {_mib(run.peak_tree):>17} {run.wall / ref.wall:>9.2f}x"
+              f" {run.cpu / ref.cpu:>8.2f}x {net_wall:>13.2f}x {net_cpu:>12.2f}x {run.load:>5.1f}")
+
+
+def check_sweep_report(report_dir: str, count: int) -> str:
+    """The preflight report must name every host; return its summary line."""
+    with open(os.path.join(report_dir, "preflight.json"), encoding="utf-8") as handle:
+        report = json.load(handle)
+    if len(report["hosts"]) != count:
+        raise SystemExit(f"preflight report in {report_dir} has {len(report['hosts'])} hosts, expected {count}")
+    summary = report["summary"]
+    return ", ".join(f"{key}={summary[key]}" for key in ("ready", "pass", "warn", "fail") if key in summary)
+
+
+def check_way_summaries(workdir: str, count: int) -> str:
+    """Every way must have found the same GPUs, ports and peermem state on every host."""
+    found = {}
+    for way in ("fabric_facts", "info", "shell"):
+        path = os.path.join(workdir, "ways", f"{way}.json")
+        if not os.path.exists(path):
+            continue
+        with open(path, encoding="utf-8") as handle:
+            found[way] = json.load(handle)
+        if len(found[way]) != count:
+            raise SystemExit(f"{way}: summary of {len(found[way])} hosts, expected {count}")
+    first = next(iter(found.values()))
+    for way, summary in found.items():
+        if summary != first:
+            host = next(h for h in first if first[h] != summary.get(h))
+            raise SystemExit(f"ways disagree on {host}: {way} {summary.get(host)} vs {first[host]}")
+    sample = first[sorted(first)[0]]
+    return f"all ways agree on every host: {sample['gpus']} GPUs, ports {', '.join(sample['ports'])}, " \
+           f"nvidia_peermem loaded={sample['peermem']}"
+
+
+# --- main ---------------------------------------------------------------------------------------
+
+def main() -> None:
+    """Build the fleet, run the sweep and the three ways, print the tables."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", type=int, nargs="*", default=[18, 72, 288], help="fleet sizes for preflight")
+    parser.add_argument("--ways-size", type=int, default=72, help="fleet size for the three ways (0: skip)")
+    parser.add_argument("--forks", type=int, default=25)
+    parser.add_argument("--strategies", nargs="+", choices=["linear", "free"], default=["linear"],
+                        help="strategies for the three ways (preflight is always linear: its report needs "
+                             "every host's facts)")
+    parser.add_argument("--facts-parallel", action="store_true",
+                        help="gather setup and fabric_facts in parallel (async; see write_inventory)")
+    parser.add_argument("--no-pipelining", dest="pipelining", action="store_false")
+    parser.add_argument("--fact-cache", choices=["memory", "jsonfile"], default="jsonfile")
+    parser.add_argument("--fact-cache-timeout", type=int, default=7200, help="seconds (jsonfile)")
+    parser.add_argument("--callback", default="ansible.builtin.default",
+                        help="stdout callback; its output goes to a log file in the work directory")
+    parser.add_argument("--tree", default="gb200_tray", help="recorded host tree each host gets a copy of")
+    parser.add_argument("--interval", type=float, default=0.1, help="memory sampling interval, seconds")
+    parser.add_argument("--quick", action="store_true", help="smoke run: --sizes 2 --ways-size 2")
+    parser.add_argument("--keep", action="store_true", help="keep the work directory (logs, reports, trees)")
+    args = parser.parse_args()
+    if args.quick:
+        args.sizes, args.ways_size = [2], 2
+
+    workdir = tempfile.mkdtemp(prefix="gpufabric-fleet-")
+    started = time.perf_counter()
+    try:
+        largest = max([*args.sizes, args.ways_size])
+        fleet = build_fleet(workdir, args.tree, largest)
+        tools = write_tools(os.path.join(workdir, "fixture-tools"), sys.executable)
+        os.makedirs(os.path.join(workdir, "ways"), exist_ok=True)
+        settings = Settings(forks=args.forks, pipelining=args.pipelining, fact_cache=args.fact_cache,
+                            fact_cache_timeout=args.fact_cache_timeout, callback=args.callback, workdir=workdir)
+        print(f"gpufabric.cluster fleet benchmark: python {sys.version.split()[0]}, {os.cpu_count()} cpus, "
+              f"load average {os.getloadavg()[0]:.2f} at start")
+        print(f"hosts: copies of the recorded '{args.tree}' tree, ansible_connection=local; no NVML on this "
+              "machine, so the GPU probe falls back to PCI")
+        env = settings.environment("linear")
+        shown = ("ANSIBLE_FORKS", "ANSIBLE_PIPELINING", "ANSIBLE_CACHE_PLUGIN", "ANSIBLE_CACHE_PLUGIN_TIMEOUT",
+                 "ANSIBLE_STDOUT_CALLBACK")
+        print("settings: " + " ".join(f"{key}={env[key]}" for key in shown if key in env)
+              + f" ansible_facts_parallel={args.facts_parallel}; strategy: preflight linear, three ways "
+              f"{'/'.join(args.strategies)}; memory sampled every "
+              f"{args.interval}s")
+        print(f"work directory: {workdir}")
+
+        if args.sizes:
+            print("\n== preflight (gpufabric.cluster.preflight: setup network subset + fabric_facts, report) ==")
+            sweep = []
+            for count in args.sizes:
+                inventory = write_inventory(os.path.join(workdir, f"fleet-{count}.json"), fleet[:count], tools,
+                                            args.facts_parallel)
+                report_dir = os.path.join(workdir, f"report-{count}")
+                run = run_playbook(f"preflight-{count}", "gpufabric.cluster.preflight", inventory, count, settings,
+                                   "linear", args.interval, ["-e", f"gpufabric_report_dir={report_dir}"])
+                sweep.append(run)
+                print(f"  N={count}: {check_sweep_report(report_dir, count)}", flush=True)
+            print_sweep(sweep)
+
+        if args.ways_size:
+            count = args.ways_size
+            print(f"\n== three ways of probing the same fleet of {count} hosts (forks {args.forks}) ==")
+            inventory = write_inventory(os.path.join(workdir, f"fleet-{count}.json"), fleet[:count], tools,
+                                        args.facts_parallel)
+            empty = write_way_playbook(os.path.join(workdir, "way-empty.json"), "empty play (start-up cost)", [], {},
+                                       None)
+            startup = run_playbook("way-empty", empty, inventory, count, settings, "linear", args.interval, [])
+            results = []
+            for strategy in args.strategies:
+                for index, (name, (tasks, probe_tasks, play, summary)) in enumerate(ways(workdir).items()):
+                    if os.path.exists(summary):
+                        os.unlink(summary)
+                    playbook = write_way_playbook(os.path.join(workdir, f"way-{index}.json"), name, tasks, play,
+                                                  summary)
+                    run = run_playbook(f"way-{index}-{strategy}", playbook, inventory, count, settings, strategy,
+                                       args.interval, [])
+                    results.append((name, strategy, probe_tasks, run))
+                print(f"  {strategy}: {check_way_summaries(workdir, count)}", flush=True)
+            print_ways(results, startup)
+            print("tasks/host: probe tasks; every way also runs the same summary set_fact per host and then one "
+                  "copy on the controller.\nnet ratio: (run - empty play) / (fabric_facts - empty play), "
+                  "i.e. with ansible-playbook's fixed start-up (the empty play over the same inventory) removed")
+        print(f"\ntotal benchmark time {time.perf_counter() - started:.0f} s (fleet build included); load average "
+              f"{os.getloadavg()[0]:.2f} at the end; load: the 1-minute load average at the end of each run, on "
+              f"{os.cpu_count()} cpus")
+    finally:
+        if args.keep:
+            print(f"kept {workdir}")
+        else:
+            shutil.rmtree(workdir, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
