@@ -7,6 +7,7 @@
 #
 #   ${GPUFABRIC_CLUSTER_BIN:-${XDG_CACHE_HOME:-$HOME/.cache}/gpufabric/cluster-bin/<versions-hash>}/
 #       kube-apiserver kube-controller-manager kube-scheduler kubectl etcd kwok helm
+#       kwok-stages/ kwok-crds/   (kwok's default stages and its ClusterLogs CRD, from the same release)
 #
 # <versions-hash> is the first 16 hex digits of sha256(versions.env); a directory holding the
 # `.complete` stamp is reused as it is, so only a change of versions.env rebuilds.
@@ -53,7 +54,8 @@ fi
 complete() {
     local binary
     for binary in "${binaries[@]}"; do [ -x "$out/$binary" ] || return 1; done
-    [ -f "$out/kwok-stages/pod-ready.yaml" ] && [ -f "$out/.complete" ]
+    [ -f "$out/kwok-stages/pod-ready.yaml" ] && [ -f "$out/kwok-crds/kwok.x-k8s.io_clusterlogs.yaml" ] \
+        && [ -f "$out/.complete" ]
 }
 if complete; then
     echo "cluster build: binaries present in $out (delete it to rebuild)"
@@ -165,6 +167,15 @@ for stage_file in node/fast/node-initialize node/heartbeat-with-lease/node-heart
 done
 rm -rf "$out/kwok-stages"
 mv "$stage/kwok-stages" "$out/kwok-stages"
+# kwok's CRDs for what harness.py serves through kwok's kubelet endpoint (ClusterLogs: pod logs from a file);
+# the harness applies them before kwok starts, which watches them (--enable-crds).
+mkdir -p "$stage/kwok-crds"
+for crd in clusterlogs; do
+    cp "$kwok_dir/kustomize/crd/bases/kwok.x-k8s.io_$crd.yaml" "$stage/kwok-crds/" \
+        || die "kwok $KWOK_VERSION has no CRD kwok.x-k8s.io_$crd.yaml"
+done
+rm -rf "$out/kwok-crds"
+mv "$stage/kwok-crds" "$out/kwok-crds"
 
 # --- helm -----------------------------------------------------------------------------------
 if ! have helm; then

@@ -3,7 +3,8 @@
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Start and stop the cluster test harness: etcd, a real Kubernetes control plane and kwok GPU nodes.
 
-``python tests/cluster/harness.py up|down|status`` (``make cluster-up`` / ``make cluster-down``).
+``python tests/cluster/harness.py up|down|status`` (``make cluster-up`` / ``make cluster-down``);
+``serve-logs`` makes pods log the content of a file (kwok's server is the nodes' kubelet endpoint).
 Everything listens on 127.0.0.1; certificates and service-account keys are generated at start;
 the state (pids, ports, kubeconfig, logs) lives in the run directory, by default
 ``.build/cluster/run`` under the repository root (ignored by git). ``down`` ends the process
@@ -47,6 +48,11 @@ TRAYS_PER_RACK = 18
 GPUS_PER_TRAY = 4
 # Pods annotated so go Running -> Succeeded (kwok's pod-complete stage selects them).
 COMPLETE_ANNOTATION = "gpufabric.cluster/kwok-complete"
+# kwok's kubelet endpoint serves pod logs from files: ClusterLogs objects (kwok.x-k8s.io/v1alpha1) say which.
+# A ClusterLogs annotated COMPLETE_ANNOTATION: "true" also has the pods it serves finish (the pod completer).
+KWOK_API = "/apis/kwok.x-k8s.io/v1alpha1"
+KWOK_CRDS = {"clusterlogs": "ClusterLogs"}  # plural: kind
+MANAGED_BY_LABEL = "app.kubernetes.io/managed-by"
 KWOK_NODE_ANNOTATION = "kwok.x-k8s.io/node"
 SERVICE_CIDR = "10.96.0.0/16"
 POD_CIDR = "10.244.0.0/16"
@@ -243,6 +249,10 @@ def make_pki(directory: Path) -> None:
     issue("admin", name_of("gpufabric-harness-admin", "system:masters"), server=False)
     issue("controller-manager", name_of("system:kube-controller-manager"), server=False)
     issue("scheduler", name_of("system:kube-scheduler"), server=False)
+    # kwok's kubelet endpoint (pod logs): served with a certificate of our CA for 127.0.0.1, which the API
+    # server checks (--kubelet-certificate-authority) and presents its own client certificate to.
+    issue("kwok", name_of("kwok-kubelet"), server=True)
+    issue("apiserver-kubelet-client", name_of("kube-apiserver-kubelet-client", "system:masters"), server=False)
 
     sa_key = ec.generate_private_key(ec.SECP256R1())
     write_key("sa", sa_key)
@@ -575,19 +585,165 @@ def complete_helm_hook_pods(api: Api) -> list[str]:
     return completed
 
 
+def complete_served_pods(api: Api) -> list[str]:
+    """Annotate the Running pods that a ClusterLogs annotated COMPLETE_ANNOTATION serves, so that they finish.
+
+    Their log is the recorded output of a program that ran to its end: the container would have exited.
+    Returns the pods annotated now.
+    """
+    rules = [
+        (item["spec"].get("selector") or {})
+        for item in api.request("GET", f"{KWOK_API}/clusterlogs", timeout=30)["items"]
+        if (item["metadata"].get("annotations") or {}).get(COMPLETE_ANNOTATION) == "true"
+    ]
+    if not rules:
+        return []
+    completed = []
+    for pod in api.request("GET", "/api/v1/pods?fieldSelector=status.phase%3DRunning", timeout=30)["items"]:
+        meta = pod["metadata"]
+        if (meta.get("annotations") or {}).get(COMPLETE_ANNOTATION) == "true":
+            continue
+        if any(
+            (not rule.get("matchNamespaces") or meta["namespace"] in rule["matchNamespaces"])
+            and (not rule.get("matchNames") or meta["name"] in rule["matchNames"])
+            for rule in rules
+        ):
+            api.request(
+                "PATCH",
+                f"/api/v1/namespaces/{meta['namespace']}/pods/{meta['name']}",
+                {"metadata": {"annotations": {COMPLETE_ANNOTATION: "true"}}},
+                content_type="application/merge-patch+json",
+            )
+            completed.append(f"{meta['namespace']}/{meta['name']}")
+    return completed
+
+
 def run_helm_hook_completer(run_dir: Path, interval: float = 1.0) -> None:
-    """Loop of the helm-hook-completer process: finish hook pods until stopped (SIGTERM)."""
+    """Loop of the helm-hook-completer process until stopped (SIGTERM): finish Helm hook pods, and the pods
+    that a ClusterLogs marked to complete serves (``serve_logs(..., complete=True)``)."""
     state = read_state(run_dir.resolve())
     if not state:
         raise HarnessError(f"no harness state in {run_dir}")
     api = Api(state["server"], Path(state["run_dir"]) / "pki")
     while True:
-        try:
-            for pod in complete_helm_hook_pods(api):
-                log(f"completed Helm hook pod {pod}")
-        except (OSError, urllib.error.URLError, ssl.SSLError, ValueError, KeyError) as error:
-            log(f"helm hook completer: {error}")
+        for what, step in (("Helm hook pod", complete_helm_hook_pods), ("served pod", complete_served_pods)):
+            try:
+                for pod in step(api):
+                    log(f"completed {what} {pod}")
+            except urllib.error.HTTPError as error:
+                if error.code != 409:  # a pod that changed since the list: the next round sees it again
+                    log(f"pod completer: {what}: HTTP {error.code}")
+            except (OSError, urllib.error.URLError, ssl.SSLError, ValueError, KeyError) as error:
+                log(f"pod completer: {what}: {error}")
         time.sleep(interval)
+
+
+# --- pod logs (kwok ClusterLogs) --------------------------------------------------------------
+
+
+def _safe_name(text: str) -> str:
+    import re
+
+    name = re.sub(r"[^a-z0-9.-]+", "-", text.lower()).strip("-.")
+    return name[:253] or "logs"
+
+
+def cri_log(text: str, stream: str = "stdout") -> str:
+    """``text`` as a container runtime writes it (the CRI log format kwok's server reads): one
+    ``<RFC 3339 time> <stream> F <line>`` per line."""
+    stamp = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    return "".join(f"{stamp} {stream} F {line}\n" for line in text.splitlines())
+
+
+def serve_logs(
+    api: Api,
+    run_dir: Path,
+    name: str,
+    log_file: Path,
+    namespaces: list[str] | None = None,
+    pods: list[str] | None = None,
+    containers: list[str] | None = None,
+    complete: bool = False,
+) -> dict:
+    """Pods matching ``namespaces``/``pods`` (empty: all) log the content of ``log_file`` from now on.
+
+    A ClusterLogs ``name`` (created or replaced) tells kwok's kubelet endpoint which file to serve for
+    ``GET .../pods/<pod>/log`` (``containers``: only those; empty: every container); kwok reads the CRI log
+    format, so the file is served from a CRI copy in ``<run_dir>/served-logs/``. With ``complete``
+    the pod completer (``up --complete-helm-hooks``, or ``complete_served_pods``) also has those pods
+    finish once Running, as a container that printed that output would. Returns the object.
+    """
+    source = Path(log_file).resolve()
+    if not source.is_file():
+        raise HarnessError(f"serve_logs {name}: no log file {source}")
+    name = _safe_name(name)
+    path = run_dir.resolve() / "served-logs" / f"{name}.log"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(cri_log(source.read_text(errors="replace")))
+    selector = {}
+    if namespaces:
+        selector["matchNamespaces"] = list(namespaces)
+    if pods:
+        selector["matchNames"] = list(pods)
+    entry: dict = {"logsFile": str(path)}
+    if containers:
+        entry["containers"] = list(containers)
+    body = {
+        "apiVersion": "kwok.x-k8s.io/v1alpha1",
+        "kind": "ClusterLogs",
+        "metadata": {
+            "name": name,
+            "labels": {MANAGED_BY_LABEL: "gpufabric-cluster-harness"},
+            "annotations": {COMPLETE_ANNOTATION: "true", "gpufabric.cluster/log-source": str(source)}
+            if complete
+            else {"gpufabric.cluster/log-source": str(source)},
+        },
+        "spec": {"selector": selector, "logs": [entry]},
+    }
+    with contextlib.suppress(urllib.error.HTTPError):
+        api.request("DELETE", f"{KWOK_API}/clusterlogs/{name}")
+    return api.request("POST", f"{KWOK_API}/clusterlogs", body)
+
+
+def unserve_logs(api: Api, name: str) -> bool:
+    """Remove the ClusterLogs ``name``; False when there was none."""
+    try:
+        api.request("DELETE", f"{KWOK_API}/clusterlogs/{_safe_name(name)}")
+    except urllib.error.HTTPError as error:
+        if error.code == 404:
+            return False
+        raise
+    return True
+
+
+def api_of(run_dir: Path) -> Api:
+    """A client of the running harness in ``run_dir``."""
+    state = read_state(run_dir.resolve())
+    if not state:
+        raise HarnessError(f"no harness state in {run_dir}; is it up?")
+    return Api(state["server"], Path(state["run_dir"]) / "pki")
+
+
+def install_kwok_crds(api: Api, directory: Path, timeout: float) -> None:
+    """Create kwok's CRDs (KWOK_CRDS, from build.sh) and wait until the API server serves them."""
+    import yaml
+
+    for crd in KWOK_CRDS:
+        path = directory / "kwok-crds" / f"kwok.x-k8s.io_{crd}.yaml"
+        if not path.is_file():
+            raise HarnessError(f"kwok CRD {path} is missing; run `make cluster-build`")
+        api.request("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", yaml.safe_load(path.read_text()))
+
+    def established() -> bool:
+        for crd in KWOK_CRDS:
+            item = api.request("GET", f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/{crd}.kwok.x-k8s.io")
+            conditions = (item.get("status") or {}).get("conditions") or []  # null until the API server sets them
+            if not any(c["type"] == "Established" and c["status"] == "True" for c in conditions):
+                return False
+        api.request("GET", f"{KWOK_API}/clusterlogs")
+        return True
+
+    wait_for("kwok's CRDs to be served", established, timeout)
 
 
 def read_state(run_dir: Path) -> dict | None:
@@ -696,6 +852,12 @@ def up(config: Config) -> dict:
                     "--authorization-mode=RBAC",
                     "--allow-privileged=true",
                     "--endpoint-reconciler-type=none",
+                    # pods/log, exec, port-forward: the "kubelet" is kwok's server, at the node's InternalIP
+                    # (127.0.0.1) and daemonEndpoints port (--node-port), with a certificate of our CA.
+                    "--kubelet-preferred-address-types=InternalIP",
+                    f"--kubelet-certificate-authority={pki / 'ca.crt'}",
+                    f"--kubelet-client-certificate={pki / 'apiserver-kubelet-client.crt'}",
+                    f"--kubelet-client-key={pki / 'apiserver-kubelet-client.key'}",
                     "--profiling=false",
                     "--v=1",
                 ],
@@ -751,6 +913,7 @@ def up(config: Config) -> dict:
             )
         )
         (run_dir / "kwok.yaml").write_text(kwok_stages(directory / "kwok-stages"))
+        install_kwok_crds(api, directory, config.timeout)
         processes.append(
             start(
                 "kwok",
@@ -764,6 +927,11 @@ def up(config: Config) -> dict:
                     "--node-ip=127.0.0.1",
                     "--node-lease-duration-seconds=40",
                     f"--server-address=127.0.0.1:{ports['kwok']}",
+                    # The nodes report this port as their kubelet endpoint; the API server calls it for pod logs.
+                    f"--node-port={ports['kwok']}",
+                    f"--tls-cert-file={pki / 'kwok.crt'}",
+                    f"--tls-private-key-file={pki / 'kwok.key'}",
+                    f"--enable-crds={','.join(KWOK_CRDS.values())}",
                 ],
                 run_dir,
             )
@@ -922,7 +1090,22 @@ def main(argv: list[str] | None = None) -> int:
         up_parser.add_argument(f"--{name.replace('_', '-')}-port", type=int, default=0, help=f"{what} port (or {env})")
     commands.add_parser("down", help="stop everything the harness started and remove its state")
     commands.add_parser("status", help="print the state as JSON")
-    commands.add_parser("complete-helm-hooks", help="finish Helm hook pods until stopped (started by up)")
+    commands.add_parser(
+        "complete-helm-hooks", help="finish Helm hook pods and served pods marked to complete until stopped (by up)"
+    )
+    serve_parser = commands.add_parser(
+        "serve-logs", help="pods matching the selector log the content of FILE (a kwok ClusterLogs named NAME)"
+    )
+    serve_parser.add_argument("name")
+    serve_parser.add_argument("--file", type=Path, required=True, help="the log, served as the container's output")
+    serve_parser.add_argument("--namespace", action="append", default=[], help="pods of this namespace (repeatable)")
+    serve_parser.add_argument("--pod", action="append", default=[], help="pods of this name (repeatable)")
+    serve_parser.add_argument("--container", action="append", default=[], help="only this container (repeatable)")
+    serve_parser.add_argument(
+        "--complete", action="store_true", help="the pods also finish once Running (needs up --complete-helm-hooks)"
+    )
+    unserve_parser = commands.add_parser("unserve-logs", help="remove the ClusterLogs NAME")
+    unserve_parser.add_argument("name")
     commands.add_parser("build", help="build the binaries into the cache (build.sh)")
     core_parser = commands.add_parser("install-kubernetes-core", help="extract kubernetes.core from the ansible wheel")
     core_parser.add_argument("wheel_dir", type=Path)
@@ -960,6 +1143,20 @@ def main(argv: list[str] | None = None) -> int:
             print(json.dumps(status(args.run_dir), indent=2))
         elif args.command == "complete-helm-hooks":
             run_helm_hook_completer(args.run_dir)
+        elif args.command == "serve-logs":
+            served = serve_logs(
+                api_of(args.run_dir),
+                args.run_dir,
+                args.name,
+                args.file,
+                namespaces=args.namespace,
+                pods=args.pod,
+                containers=args.container,
+                complete=args.complete,
+            )
+            print(json.dumps({"name": served["metadata"]["name"], "spec": served["spec"]}))
+        elif args.command == "unserve-logs":
+            print(json.dumps({"name": args.name, "removed": unserve_logs(api_of(args.run_dir), args.name)}))
         elif args.command == "build":
             print(build())
         elif args.command == "install-kubernetes-core":
