@@ -1,0 +1,110 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpufabric.cluster contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""site.yml run by ansible-playbook over local hosts that read recorded trees: the preflight gate, the summary,
+the phase tags, and the change_summary callback.
+
+Only the preflight and host phases run here (no host role: they change a machine; molecule tests them on
+containers), with every host a GPU host, so the gate decides from the trees: the HGX H100 tree passes with a
+warning (no NVML), the broken node fails checks the host roles repair (driver, IMEX, RDMA), the plain server has no
+NVIDIA hardware.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+import yaml
+
+import ansible_collections
+
+COLLECTIONS_PATH = next(os.path.dirname(path) for path in ansible_collections.__path__
+                        if os.path.isdir(os.path.join(path, "gpufabric", "cluster")))
+
+
+@pytest.fixture(scope="module")
+def fleet(host_trees, tmp_path_factory):
+    """An inventory of three local GPU hosts, each probing its own recorded tree."""
+    workdir = tmp_path_factory.mktemp("site")
+    hosts = {"hgx": "hgx_h100", "broken": "broken_node", "plain": "no_nvidia"}
+    inventory = {"all": {"children": {"gpu_nodes": {"hosts": {
+        name: {"ansible_connection": "local", "ansible_python_interpreter": sys.executable,
+               "gpufabric_probe_root": host_trees[tree]}
+        for name, tree in hosts.items()}}}}}
+    (workdir / "hosts.yml").write_text(yaml.safe_dump(inventory))
+    return workdir
+
+
+def run_site(workdir, name, *extra):
+    reports = workdir / name
+    env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=COLLECTIONS_PATH, ANSIBLE_NOCOLOR="1",
+               ANSIBLE_HOST_KEY_CHECKING="false", ANSIBLE_LOCALHOST_WARNING="false",
+               ANSIBLE_CALLBACKS_ENABLED="gpufabric.cluster.change_summary", GPUFABRIC_REPORT_DIR=str(reports))
+    command = [os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-i", str(workdir / "hosts.yml"),
+               "gpufabric.cluster.site", "--tags", "preflight,hosts", "-e", f"gpufabric_report_dir={reports}",
+               "-e", '{"gpufabric_host_roles": []}', *extra]
+    completed = subprocess.run(command, capture_output=True, text=True, env=env, cwd=str(workdir), check=False)
+    summary = json.loads((reports / "site-summary.json").read_text())
+    return completed, summary, reports
+
+
+def test_gate_excludes_the_host_without_hardware_and_names_it(fleet):
+    completed, summary, reports = run_site(fleet, "default-gate")
+    assert completed.returncode == 2, completed.stdout
+    assert summary["result"] == "fail"
+    assert summary["preflight"]["status"] == {"hgx": "warn", "broken": "fail", "plain": "no_hardware"}
+    assert summary["excluded_hosts"] == {"plain": ["no NVIDIA GPU or ConnectX port found"]}
+    assert summary["failed_hosts"] == {}
+    # the broken node's failures (driver not loaded, IMEX, RDMA) are what the host roles repair: it goes on
+    assert sorted(summary["converged_hosts"]) == ["broken", "hgx"]
+    assert summary["cluster_failure"] is None and summary["validation_ran"] is False
+    markdown = (reports / "site-summary.md").read_text()
+    assert "| plain | no_hardware | excluded: no NVIDIA GPU or ConnectX port found |" in markdown
+    assert "site run incomplete: excluded plain; failed none" in completed.stdout
+    assert (reports / "preflight.json").is_file()
+
+
+def test_gate_on_every_check_excludes_the_broken_node_with_its_reasons(fleet):
+    _completed, summary, _reports = run_site(fleet, "strict-gate", "-e", '{"gpufabric_site_gate_checks": ["all"]}')
+    assert sorted(summary["excluded_hosts"]) == ["broken", "plain"]
+    assert any("driver" in reason for reason in summary["excluded_hosts"]["broken"])
+    assert summary["converged_hosts"] == ["hgx"]
+
+
+def test_a_host_lost_in_the_preflight_is_named_and_kept_out(fleet, tmp_path):
+    inventory = yaml.safe_load((fleet / "hosts.yml").read_text())
+    inventory["all"]["children"]["gpu_nodes"]["hosts"]["hgx"]["ansible_python_interpreter"] = "/nonexistent/python"
+    (tmp_path / "hosts.yml").write_text(yaml.safe_dump(inventory))
+    completed, summary, _reports = run_site(tmp_path, "lost")
+    assert completed.returncode == 2
+    assert summary["failed_hosts"] == {"hgx": "failed or unreachable in the preflight phase"}
+    assert "hgx" not in summary["converged_hosts"]
+
+
+def test_only_the_host_phase_still_gates_from_fresh_facts(fleet):
+    """--tags hosts skips the preflight tasks, not its fact gathering: the gate still decides."""
+    reports = fleet / "hosts-only"
+    env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=COLLECTIONS_PATH, ANSIBLE_NOCOLOR="1")
+    command = [os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-i", str(fleet / "hosts.yml"),
+               "gpufabric.cluster.site", "--tags", "hosts", "-e", f"gpufabric_report_dir={reports}",
+               "-e", '{"gpufabric_host_roles": []}']
+    completed = subprocess.run(command, capture_output=True, text=True, env=env, cwd=str(fleet), check=False)
+    summary = json.loads((reports / "site-summary.json").read_text())
+    assert "TASK [Judge readiness of every host]" not in completed.stdout
+    assert not (reports / "preflight.json").exists()
+    assert summary["excluded_hosts"] == {"plain": ["no NVIDIA GPU or ConnectX port found"]}
+
+
+def test_change_summary_callback_lists_changes_and_failures_per_play(fleet):
+    completed, _summary, reports = run_site(fleet, "callback")
+    assert "GPUFABRIC CHANGE SUMMARY" in completed.stdout
+    ledger = json.loads((reports / "change-summary.json").read_text())
+    plays = {play["play"]: play for play in ledger["plays"]}
+    assert plays["Site summary"]["failed"]["localhost"]["task"] == (
+        "Fail when a host was excluded, a host or a phase failed")
+    assert "Write site-summary.json" in plays["Site summary"]["changed"]["localhost"]
+    assert ledger["hosts_failed"] == ["localhost"]
