@@ -284,8 +284,8 @@ def ways(workdir: str) -> dict[str, tuple[list[dict], int, dict, str]]:
         shell("List the NVIDIA GPUs", "set -o pipefail; lspci | grep -i nvidia | grep -Ei '3D controller|VGA'",
               "__lspci_gpu"),
         {"name": "Record the GPUs",
-         "ansible.builtin.set_fact": {"bench_pci_gpus": "{{ __lspci_gpu.stdout_lines | map('split', ' ') "
-                                                       "| map('first') | list }}"}},
+         "ansible.builtin.set_fact": {
+             "bench_pci_gpus": "{{ __lspci_gpu.stdout_lines | map('split', ' ') | map('first') | list }}"}},
         shell("List the Mellanox adapters", "set -o pipefail; lspci -D | grep -i mellanox", "__lspci_nic"),
         shell("Map the RDMA devices to netdevs", "ibdev2netdev", "__ibdev2netdev"),
         {"name": "Record the RDMA ports",

@@ -5,11 +5,6 @@
 
 from __future__ import annotations
 
-import json
-import os
-
-from ansible.plugins.callback import CallbackBase
-
 DOCUMENTATION = r"""
 name: change_summary
 type: aggregate
@@ -37,6 +32,11 @@ options:
       - section: gpufabric
         key: report_dir
 """
+
+import json
+import os
+
+from ansible.plugins.callback import CallbackBase
 
 
 def _first_line(result: dict, no_log: bool) -> str:

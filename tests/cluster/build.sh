@@ -170,10 +170,8 @@ mv "$stage/kwok-stages" "$out/kwok-stages"
 # kwok's CRDs for what harness.py serves through kwok's kubelet endpoint (ClusterLogs: pod logs from a file);
 # the harness applies them before kwok starts, which watches them (--enable-crds).
 mkdir -p "$stage/kwok-crds"
-for crd in clusterlogs; do
-    cp "$kwok_dir/kustomize/crd/bases/kwok.x-k8s.io_$crd.yaml" "$stage/kwok-crds/" \
-        || die "kwok $KWOK_VERSION has no CRD kwok.x-k8s.io_$crd.yaml"
-done
+cp "$kwok_dir/kustomize/crd/bases/kwok.x-k8s.io_clusterlogs.yaml" "$stage/kwok-crds/" \
+    || die "kwok $KWOK_VERSION has no CRD kwok.x-k8s.io_clusterlogs.yaml"
 rm -rf "$out/kwok-crds"
 mv "$stage/kwok-crds" "$out/kwok-crds"
 

@@ -107,8 +107,10 @@ def test_served_pods_complete_when_asked(api, api_client, cluster, namespace, se
     served("finishing", tools / IB_WRITE_BW, namespaces=[namespace], pods=["finishes"], complete=True)
     # The test runs the completer's step itself (the session's harness runs no pod completer).
     assert harness.complete_served_pods(api) == [f"{namespace}/finishes"]
-    phase = lambda: core.read_namespaced_pod("finishes", namespace).status.phase  # noqa: E731
-    waiter("pod finishes Succeeded", lambda: phase() == "Succeeded")
+    def finished() -> bool:
+        return core.read_namespaced_pod("finishes", namespace).status.phase == "Succeeded"
+
+    waiter("pod finishes Succeeded", finished)
     assert core.read_namespaced_pod("keeps-running", namespace).status.phase == "Running"
     assert "RDMA_Write BW Test" in core.read_namespaced_pod_log("finishes", namespace)
 

@@ -116,7 +116,7 @@ def test_ifupdown_ipv4_only_rail_without_policy_routing(hgx_connectx):
 def test_ifupdown_ipoib_rail_mtu(hgx_connectx):
     rails = plan_rails(hgx_connectx, ["InfiniBand"], [{"ipv4": f"10.200.{n}.0/24"} for n in range(8)],
                        ipoib_mode="connected")
-    _, stanzas = parse_interfaces(render("rail.interfaces.j2", rails, rails[7]))
+    stanzas = parse_interfaces(render("rail.interfaces.j2", rails, rails[7]))[1]
     assert stanzas[0]["name"] == "ibp220s0"
     assert dict_of(stanzas[0])["mtu"] == ["65520"]
     assert "ip -4 rule add from 10.200.7.2 table 107 priority 1007" in dict_of(stanzas[0])["up"]
