@@ -107,6 +107,7 @@ def test_served_pods_complete_when_asked(api, api_client, cluster, namespace, se
     served("finishing", tools / IB_WRITE_BW, namespaces=[namespace], pods=["finishes"], complete=True)
     # The test runs the completer's step itself (the session's harness runs no pod completer).
     assert harness.complete_served_pods(api) == [f"{namespace}/finishes"]
+
     def finished() -> bool:
         return core.read_namespaced_pod("finishes", namespace).status.phase == "Succeeded"
 
