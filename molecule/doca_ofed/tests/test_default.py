@@ -5,9 +5,6 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
-
 import testinfra
 
 HOSTS = ("ofed-doca", "ofed-inbox")
@@ -46,12 +43,6 @@ def test_inbox_host_has_debian_rdma_core():
     assert not host.file("/etc/apt/sources.list.d/doca.list").exists
 
 
-def test_check_diff_on_the_converged_hosts_changes_nothing():
+def test_check_diff_on_the_converged_hosts_changes_nothing(converge_check_diff):
     """``--check --diff`` of the converge playbook on the converged hosts reports no change on any host."""
-    playbook = os.path.join(os.environ["MOLECULE_SCENARIO_DIRECTORY"], "converge.yml")
-    completed = subprocess.run(
-        ["ansible-playbook", "--check", "--diff", "-i", os.environ["MOLECULE_INVENTORY_FILE"], playbook],
-        capture_output=True, text=True, check=False)
-    assert completed.returncode == 0, completed.stdout[-3000:] + completed.stderr[-3000:]
-    recap = [line for line in completed.stdout.splitlines() if "changed=" in line]
-    assert len(recap) == len(HOSTS) and all("changed=0" in line for line in recap), recap
+    converge_check_diff(len(HOSTS))

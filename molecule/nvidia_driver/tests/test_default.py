@@ -5,9 +5,6 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
-
 import testinfra
 
 HOSTS = ("drv-upgrade", "drv-present", "drv-fresh")
@@ -85,16 +82,9 @@ def test_loaded_wanted_driver_is_left_alone():
         assert not host.file(path).exists, path
 
 
-def test_check_diff_on_the_converged_hosts_changes_nothing():
+def test_check_diff_on_the_converged_hosts_changes_nothing(converge_check_diff):
     """``--check --diff`` of the converge playbook on the converged hosts reports no change on any host."""
-    playbook = os.path.join(os.environ["MOLECULE_SCENARIO_DIRECTORY"], "converge.yml")
-    completed = subprocess.run(
-        ["ansible-playbook", "--check", "--diff", "-i", os.environ["MOLECULE_INVENTORY_FILE"], playbook],
-        capture_output=True, text=True, check=False)
-    assert completed.returncode == 0, completed.stdout[-3000:] + completed.stderr[-3000:]
-    recap = [line for line in completed.stdout.splitlines() if "changed=" in line]
-    assert len(recap) == len(HOSTS) and all("changed=0" in line for line in recap), recap
-    output = " ".join(completed.stdout.split())  # the YAML callback folds long messages
+    output = converge_check_diff(len(HOSTS))
     assert "host drv-upgrade: reboot required to load driver branch 580 (open); loaded now: 570.172.08" in output
     assert "host drv-fresh: reboot required to load driver branch 570 (proprietary); loaded now: none" in output
     assert "not rebooting: nvidia_driver_reboot is false" in output

@@ -7,8 +7,6 @@ from __future__ import annotations
 
 import ipaddress
 import json
-import os
-import subprocess
 
 import pytest
 import testinfra
@@ -80,12 +78,6 @@ def test_daemon_started_once_and_domain_is_up(host, addresses):
     assert sorted(node["host"] for node in domain["nodes"].values()) == sorted(addresses.values())
 
 
-def test_check_diff_on_the_converged_hosts_changes_nothing():
+def test_check_diff_on_the_converged_hosts_changes_nothing(converge_check_diff):
     """``--check --diff`` of the converge playbook on the converged hosts reports no change on any host."""
-    playbook = os.path.join(os.environ["MOLECULE_SCENARIO_DIRECTORY"], "converge.yml")
-    completed = subprocess.run(
-        ["ansible-playbook", "--check", "--diff", "-i", os.environ["MOLECULE_INVENTORY_FILE"], playbook],
-        capture_output=True, text=True, check=False)
-    assert completed.returncode == 0, completed.stdout[-3000:] + completed.stderr[-3000:]
-    recap = [line for line in completed.stdout.splitlines() if "changed=" in line]
-    assert len(recap) == len(MEMBERS) and all("changed=0" in line for line in recap), recap
+    converge_check_diff(len(MEMBERS))

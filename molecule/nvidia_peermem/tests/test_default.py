@@ -5,9 +5,6 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
-
 import testinfra
 
 HOSTS = ("pm-dmabuf", "pm-legacy", "pm-forced")
@@ -36,16 +33,9 @@ def test_legacy_hosts_load_nvidia_peermem_at_boot():
         assert _entries(load.content_string) == ["nvidia_peermem"], name
 
 
-def test_check_diff_on_the_converged_hosts_changes_nothing():
+def test_check_diff_on_the_converged_hosts_changes_nothing(converge_check_diff):
     """``--check --diff`` of the converge playbook on the converged hosts reports no change on any host."""
-    playbook = os.path.join(os.environ["MOLECULE_SCENARIO_DIRECTORY"], "converge.yml")
-    completed = subprocess.run(
-        ["ansible-playbook", "--check", "--diff", "-i", os.environ["MOLECULE_INVENTORY_FILE"], playbook],
-        capture_output=True, text=True, check=False)
-    assert completed.returncode == 0, completed.stdout[-3000:] + completed.stderr[-3000:]
-    recap = [line for line in completed.stdout.splitlines() if "changed=" in line]
-    assert len(recap) == len(HOSTS) and all("changed=0" in line for line in recap), recap
-    output = " ".join(completed.stdout.split())  # the YAML callback folds long messages
+    output = converge_check_diff(len(HOSTS))
     assert "host pm-dmabuf: GPUDirect RDMA by dma_buf (nvidia_peermem_method auto; DMA-BUF supported)" in output
     assert "host pm-legacy: GPUDirect RDMA by legacy (nvidia_peermem_method auto; DMA-BUF not supported:" in output
     assert "host pm-forced: GPUDirect RDMA by legacy (nvidia_peermem_method legacy; DMA-BUF supported)" in output
