@@ -110,3 +110,13 @@ def test_change_summary_callback_lists_changes_and_failures_per_play(fleet):
         "Fail when a host was excluded, a host or a phase failed")
     assert "Write site-summary.json" in plays["Site summary"]["changed"]["localhost"]
     assert ledger["hosts_failed"] == ["localhost"]
+
+
+def test_unknown_host_role_fails_naming_the_variable_and_host(fleet):
+    env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=COLLECTIONS_PATH, ANSIBLE_NOCOLOR="1")
+    command = [os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-i", str(fleet / "hosts.yml"),
+               "gpufabric.cluster.hosts", "--limit", "hgx", "-e", '{"gpufabric_host_roles": ["nvidia_drvier"]}']
+    completed = subprocess.run(command, capture_output=True, text=True, env=env, cwd=str(fleet), check=False)
+    assert completed.returncode == 2
+    output = " ".join(completed.stdout.split())
+    assert "host hgx: gpufabric_host_roles names unknown role(s) nvidia_drvier" in output
