@@ -28,7 +28,8 @@ daemon() {
   cat <<'SCRIPT'
 #!/bin/sh
 # TEST FIXTURE: stand-in for NVIDIA's nvidia-imex daemon (gpufabric.cluster molecule tests). It does not do IMEX:
-# it checks its configuration as the real daemon needs it, counts its starts and stays running.
+# it checks its configuration as the real daemon needs it, counts its starts, keeps a copy of the two files it
+# loaded (what a real daemon holds in memory until its next start) and stays running.
 set -eu
 VERSION="@VERSION@"
 config=/etc/nvidia-imex/config.cfg
@@ -51,6 +52,8 @@ state=/var/lib/nvidia-imex-standin
 mkdir -p "$state"
 count="$(cat "$state/starts" 2>/dev/null || echo 0)"
 echo $((count + 1)) > "$state/starts"
+cp "$config" "$state/loaded-config.cfg"
+cp "$nodes" "$state/loaded-nodes"
 loop='echo $$ > /run/nvidia-imex-standin.pid; while :; do sleep 3600; done'
 if [ "$(setting DAEMONIZE)" = 1 ]; then
   sh -c "$loop" </dev/null >/dev/null 2>&1 &

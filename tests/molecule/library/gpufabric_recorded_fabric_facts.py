@@ -33,6 +33,11 @@ options:
   recording:
     description: The recorded NVML answers; default C(<root>.nvml.json).
     type: path
+  imex_root:
+    description:
+      - Root the imex subset reads; default O(root). C(/) reads the IMEX installation of the test host itself,
+        the one M(gpufabric.cluster.nvidia_imex) manages there, with the GPUs and their clique from the tree.
+    type: path
   gather_subset:
     description: Subsets as for M(gpufabric.cluster.fabric_facts).
     type: list
@@ -48,6 +53,7 @@ def main() -> None:
         argument_spec={
             "root": {"type": "path", "required": True},
             "recording": {"type": "path"},
+            "imex_root": {"type": "path"},
             "gather_subset": {"type": "list", "elements": "str", "default": ["gpu", "imex"]},
         },
         supports_check_mode=True,
@@ -60,7 +66,14 @@ def main() -> None:
     except (OSError, ValueError) as exc:
         module.fail_json(msg=f"cannot read the NVML recording {path}: {exc}")
     nvml.nvml_source = lambda _root: nvml.RecordedSource(recording)
-    facts = collect_fabric(root, module.run_command, select_subsets(module.params["gather_subset"]))
+    subsets = select_subsets(module.params["gather_subset"])
+    imex_root = module.params["imex_root"] or root
+    facts = collect_fabric(root, module.run_command, [name for name in subsets if name != "imex"])
+    if "imex" in subsets:
+        imex_facts = collect_fabric(imex_root, module.run_command, ["imex"])
+        facts["imex"] = imex_facts["imex"]
+        facts["warnings"].extend(imex_facts["warnings"])
+        facts["gather_subset"] = subsets
     for warning in facts.pop("warnings"):
         module.warn(warning)
     module.exit_json(changed=False, ansible_facts={"gpufabric": facts})
