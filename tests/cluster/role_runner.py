@@ -26,7 +26,7 @@ import sys
 import threading
 from pathlib import Path
 
-import harness
+import cluster_harness as harness
 import yaml
 from fixtures import build_trees
 from fixtures.commands import run_command
