@@ -18,6 +18,7 @@ from pathlib import Path
 from cluster_harness.common import HarnessError
 
 
+@dataclasses.dataclass
 class Process:
     name: str
     pid: int
