@@ -40,12 +40,13 @@ from dataclasses import dataclass
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
-PAGE = os.sysconf("SC_PAGE_SIZE")
-MIB = 1024 * 1024
-
 sys.path[:0] = [HERE, os.path.join(REPO, "tests")]
 from fixture_tools import write_tools  # noqa: E402
 from fixtures import build_trees  # noqa: E402  (the shared TEST FIXTURES package, tests/fixtures)
+
+PAGE = os.sysconf("SC_PAGE_SIZE")
+MIB = 1024 * 1024
+
 
 # --- controller memory ---------------------------------------------------------------------------
 

@@ -24,7 +24,6 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from fixtures import build_trees  # noqa: E402  (the shared TEST FIXTURES package, tests/fixtures)
 
 
-
 def variants(builder):
     """The host descriptions of the scenario."""
     base = builder.HOSTS["hgx_h100"]
