@@ -58,7 +58,7 @@ test: ## every test tier
 lint: venv collection build ## ruff, yamllint, ansible-lint (production), galaxy-importer, install + ansible-doc of the tarball
 	$(BIN)/ruff check plugins tests tools bench
 	$(BIN)/yamllint -s .
-	ANSIBLE_LIBRARY=$(ROOT)/tests/molecule/library $(BIN)/ansible-lint --offline  # the scenarios' TEST FIXTURE modules
+	ANSIBLE_LIBRARY=$(ROOT)/tests/molecule/library ANSIBLE_MODULE_UTILS=$(ROOT)/tests/fixtures $(BIN)/ansible-lint --offline  # the scenarios' TEST FIXTURE modules
 	$(MAKE) --no-print-directory importer install-check
 
 unit: venv collection ## pytest on module_utils, modules and filters with recorded fixtures

@@ -16,7 +16,6 @@ Usage (from the repository root, after ``make venv collection``):
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import os
 import statistics
@@ -25,22 +24,9 @@ import sys
 import tempfile
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-BUILDER = os.path.join(HERE, "..", "tests", "unit", "fixtures", "build_trees.py")
-
-
-def _builder():
-    spec = importlib.util.spec_from_file_location("build_trees", BUILDER)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-def _run_command(args, check_rc=False, environ_update=None, **_ignored):
-    completed = subprocess.run(args, capture_output=True, text=True, check=False,
-                               env=dict(os.environ, **(environ_update or {})))
-    return completed.returncode, completed.stdout, completed.stderr
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests"))
+from fixtures import build_trees
+from fixtures.commands import run_command
 
 
 def time_module(root: str, runs: int) -> list[float]:
@@ -66,34 +52,35 @@ def time_module(root: str, runs: int) -> list[float]:
 
 def time_collect(root: str, recording: dict, runs: int) -> list[float]:
     """Wall time of the collectors in process with recorded NVML answers."""
-    from ansible_collections.gpufabric.cluster.plugins.module_utils import nvml
+    from fixtures.recorded_nvml import recorded_nvml
+
     from ansible_collections.gpufabric.cluster.plugins.module_utils.fabric import collect_fabric, select_subsets
 
-    nvml.nvml_source = lambda _root: nvml.RecordedSource(recording)
     subsets = select_subsets(["all"])
     samples = []
-    for _run in range(runs):
-        start = time.perf_counter()
-        collect_fabric(root, _run_command, subsets)
-        samples.append(time.perf_counter() - start)
+    with recorded_nvml(recording):
+        for _run in range(runs):
+            start = time.perf_counter()
+            collect_fabric(root, run_command, subsets)
+            samples.append(time.perf_counter() - start)
     return samples
 
 
 def main() -> None:
     """Build the trees, time each host, print a table."""
+    from fixtures.recorded_nvml import load_recording
+
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=30)
     parser.add_argument("--host", action="append")
     args = parser.parse_args()
-    builder = _builder()
     hosts = args.host or ["hgx_h100", "gb200_tray", "no_nvidia", "broken_node"]
     print(f"fabric_facts, median of {args.runs} runs (min-max), python {sys.version.split()[0]}, {os.cpu_count()} cpus")
     print(f"{'host':<12} {'module process (ms)':>26} {'collectors in process (ms)':>30}")
     with tempfile.TemporaryDirectory() as dest:
         for host in hosts:
-            root = builder.build_tree(host, dest)
-            with open(root + ".nvml.json", encoding="utf-8") as handle:
-                recording = json.load(handle)
+            root = build_trees.build_tree(host, dest)
+            recording = load_recording(root)
             module = [sample * 1000 for sample in time_module(root, args.runs)]
             collect = [sample * 1000 for sample in time_collect(root, recording, args.runs)]
             print(f"{host:<12} {statistics.median(module):>12.1f} ({min(module):.1f}-{max(module):.1f})"

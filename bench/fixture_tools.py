@@ -13,7 +13,7 @@ so these stand-ins answer from the tree named by ``$BENCH_FIXTURE_ROOT`` instead
   format (``mlx5_0 port 1 ==> ibp3s0 (Up)``).
 - ``lsmod``: ``/proc/modules`` in kmod's format.
 - ``nvidia-smi``: ``/proc/driver/nvidia/version`` (driver loaded or not) and the host's recorded
-  NVML answers (``<root>.nvml.json``, the file the unit tests' recorded NVML adapter reads);
+  NVML answers (``<root>.nvml.json``, the file the recorded NVML double, tests/fixtures/recorded_nvml.py, reads);
   ``--query-gpu=...`` with ``--format=csv[,noheader][,nounits]`` and ``-L``.
 
 They are never installed anywhere: ``write_tools`` writes them into a bench temp directory that

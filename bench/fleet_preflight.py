@@ -3,7 +3,7 @@
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Fleet benchmark: preflight over N simulated hosts, and three ways of probing one fleet.
 
-Every simulated host is its own copy of a recorded fixture tree (tests/unit/fixtures/build_trees.py,
+Every simulated host is its own copy of a recorded fixture tree (tests/fixtures/build_trees.py,
 the GB200 compute tray by default) in a temp directory, reached with ``ansible_connection: local``
 and probed through ``root`` / ``gpufabric_probe_root``.  This machine has no NVML, so the probes
 fall back to PCI for the GPU list (as on a host whose driver is not loaded); the rest is read from
@@ -27,7 +27,6 @@ Usage (from the repository root, after ``make venv collection``):
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import os
 import resource
@@ -38,26 +37,15 @@ import tempfile
 import threading
 import time
 from dataclasses import dataclass
-from types import ModuleType
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
-BUILDER = os.path.join(REPO, "tests", "unit", "fixtures", "build_trees.py")
+sys.path[:0] = [HERE, os.path.join(REPO, "tests")]
+from fixture_tools import write_tools  # noqa: E402
+from fixtures import build_trees  # noqa: E402  (the shared TEST FIXTURES package, tests/fixtures)
+
 PAGE = os.sysconf("SC_PAGE_SIZE")
 MIB = 1024 * 1024
-
-sys.path.insert(0, HERE)
-from fixture_tools import write_tools  # noqa: E402
-
-
-def _builder() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("build_trees", BUILDER)
-    if spec is None or spec.loader is None:
-        raise SystemExit(f"cannot load {BUILDER}")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
 
 
 # --- controller memory ---------------------------------------------------------------------------
@@ -207,7 +195,7 @@ def run_playbook(label: str, playbook: str, inventory: str, hosts: int, settings
 def build_fleet(workdir: str, tree: str, count: int) -> list[tuple[str, str]]:
     """Build the recorded tree once and copy it per host; return [(host name, root)]."""
     source = os.path.join(workdir, "source")
-    root = _builder().build_tree(tree, source)
+    root = build_trees.build_tree(tree, source)
     hosts_dir = os.path.join(workdir, "hosts")
     os.makedirs(hosts_dir, exist_ok=True)
     fleet = []

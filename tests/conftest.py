@@ -1,28 +1,24 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpufabric.cluster contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Fixtures shared by every pytest tier: run a module through AnsibleModule, run host commands."""
+"""Fixtures shared by every pytest tier: run a module through AnsibleModule, run host commands.
+
+This conftest puts ``tests/`` on ``sys.path`` (pytest's rootdir-less conftest import), so every tier imports the
+shared TEST FIXTURES package as ``fixtures`` (tests/fixtures).
+"""
 
 from __future__ import annotations
 
 import contextlib
 import io
 import json
-import os
-import subprocess
 from unittest import mock
 
 import pytest
 from ansible.module_utils import _internal as ansible_internal
 from ansible.module_utils.common import warnings as ansible_warnings
 from ansible.module_utils.testing import patch_module_args
-
-
-def run_command(args, check_rc=False, environ_update=None, **_ignored):
-    """Run a command like ``AnsibleModule.run_command`` does; return ``(rc, stdout, stderr)``."""
-    env = dict(os.environ, **(environ_update or {}))
-    completed = subprocess.run(args, capture_output=True, text=True, env=env, check=False)
-    return completed.returncode, completed.stdout, completed.stderr
+from fixtures.commands import run_command
 
 
 @pytest.fixture(scope="session")

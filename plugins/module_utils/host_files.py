@@ -49,17 +49,6 @@ def read_lines(root: str, path: str) -> list[str] | None:
         return None
 
 
-def read_int(root: str, path: str, base: int = 10, default: int | None = None) -> int | None:
-    """Return a host file's content as an integer (``base`` 0 accepts ``0x`` prefixes)."""
-    text = read_text(root, path)
-    if text is None:
-        return default
-    try:
-        return int(text, base)
-    except ValueError:
-        return default
-
-
 def list_dir(root: str, path: str) -> list[str]:
     """Return the sorted entries of a host directory; an absent directory is empty."""
     try:
@@ -79,18 +68,6 @@ def link_target(root: str, path: str) -> str | None:
         return os.readlink(host_path(root, path))
     except OSError:
         return None
-
-
-def resolve_name(root: str, path: str) -> str | None:
-    """Return the last component of a host path with its relative symlinks resolved.
-
-    ``resolve_name(root, '/sys/class/infiniband/mlx5_0/device')`` is the PCI
-    address the RDMA device sits on, as ``readlink -f`` would give it.
-    """
-    full = host_path(root, path)
-    if not os.path.lexists(full):
-        return None
-    return os.path.basename(os.path.realpath(full))
 
 
 def resolve(root: str, path: str) -> str | None:

@@ -5,11 +5,9 @@
 
 :class:`NvmlSource` is the handful of NVML queries the GPU probe needs.
 :class:`PynvmlSource` asks the real NVML through nvidia-ml-py (``import pynvml``,
-optional, imported behind a guard); :class:`RecordedSource` replays recorded
-answers from a plain dict (the ``<host>.nvml.json`` files the test fixture
-builder writes), so the tests, the benchmarks and anyone reproducing a report
-can run the probe without a GPU.  The probe gets its source from
-:func:`nvml_source`, the single place a caller (or a test) swaps it.
+optional, imported behind a guard).  The probe gets its source from
+:func:`nvml_source`, the single place a caller swaps it (the tests hand the probe
+a recorded-answers double from ``tests/fixtures/recorded_nvml.py`` there).
 
 Every query answers plain Python values or raises :class:`NvmlError`;
 :class:`NvmlNotSupported` (a subclass) means NVML answered
@@ -84,7 +82,7 @@ NVML_RETURN_STRINGS = {
     999: "Unknown Error",
 }
 
-# Query names, as RecordedSource's ``errors`` maps use them and as the probe names them in its errors.
+# Query names, as the probe names them in its errors.
 SYSTEM_QUERIES = ("driver_version", "cuda_driver_version", "nvml_version", "device_count")
 DEVICE_QUERIES = ("uuid", "name", "pci_bus_id", "memory_total", "mig_mode", "persistence_mode", "fabric_info")
 
@@ -282,107 +280,6 @@ class PynvmlSource(NvmlSource):
                           cluster_uuid=str(uuid.UUID(bytes=bytes(info.clusterUuid))), clique_id=int(info.cliqueId))
 
 
-# --- recorded answers ----------------------------------------------------------------------------
-
-
-class RecordedSource(NvmlSource):
-    """Replays recorded NVML answers from a dict; nothing is asked of a real GPU.
-
-    The dict (what ``tests/unit/fixtures/build_trees.py`` writes as ``<host>.nvml.json``)::
-
-        {"driver_version": "570.172.08", "cuda_driver_version": 12080, "nvml_version": "12.570.172.08",
-         "errors": {"<system query>": "error text"},                     # optional
-         "devices": [{"index": 0, "uuid": "GPU-...", "name": "...", "pci_bus_id": "00000000:1B:00.0",
-                      "memory_total": 85520809984, "mig_mode": [0, 0], "persistence_mode": 1,
-                      "fabric": {"state": 3, "status": 0, "cluster_uuid": "<uuid text>", "clique_id": 1},
-                      "errors": {"<device query>": "error text"}}]}
-
-    or ``{"init_error": "error text"}`` for an NVML that cannot be initialised.  ``fabric: null`` is
-    NVML's NOT_SUPPORTED.  An ``errors`` entry makes that query raise :class:`NvmlError` with the text
-    (:class:`NvmlNotSupported` when the text names NotSupported).  Query names: ``SYSTEM_QUERIES`` and
-    ``DEVICE_QUERIES``.
-    """
-
-    def __init__(self, recording: dict):
-        self._recording = recording
-        self._devices = {int(device.get("index", position)): device
-                         for position, device in enumerate(recording.get("devices") or [])}
-
-    @staticmethod
-    def _raise(text: str) -> t.NoReturn:
-        if "NotSupported" in text or "Not Supported" in text:
-            raise NvmlNotSupported(text)
-        raise NvmlError(text)
-
-    def _system(self, query: str) -> t.Any:
-        errors = self._recording.get("errors") or {}
-        if query in errors:
-            self._raise(errors[query])
-        if query not in self._recording:
-            raise NvmlError(f"no recorded answer for {query}")
-        return self._recording[query]
-
-    def _device(self, index: int, query: str, key: str | None = None) -> t.Any:
-        device = self._devices.get(index)
-        if device is None:
-            raise NvmlError(f"NVMLError_InvalidArgument: Invalid Argument (no recorded GPU {index})")
-        errors = device.get("errors") or {}
-        if query in errors:
-            self._raise(errors[query])
-        key = key or query
-        if key not in device:
-            raise NvmlError(f"no recorded answer for {query} of GPU {index}")
-        return device[key]
-
-    def init(self) -> None:
-        if "init_error" in self._recording:
-            self._raise(self._recording["init_error"])
-
-    def shutdown(self) -> None:
-        return None
-
-    def driver_version(self) -> str:
-        return str(self._system("driver_version"))
-
-    def cuda_driver_version(self) -> int:
-        return int(self._system("cuda_driver_version"))
-
-    def nvml_version(self) -> str:
-        return str(self._system("nvml_version"))
-
-    def device_count(self) -> int:
-        errors = self._recording.get("errors") or {}
-        if "device_count" in errors:
-            self._raise(errors["device_count"])
-        return len(self._devices)
-
-    def uuid(self, index: int) -> str:
-        return str(self._device(index, "uuid"))
-
-    def name(self, index: int) -> str:
-        return str(self._device(index, "name"))
-
-    def pci_bus_id(self, index: int) -> str:
-        return str(self._device(index, "pci_bus_id"))
-
-    def memory_total(self, index: int) -> int:
-        return int(self._device(index, "memory_total"))
-
-    def mig_mode(self, index: int) -> tuple[int, int]:
-        current, pending = self._device(index, "mig_mode")
-        return int(current), int(pending)
-
-    def persistence_mode(self, index: int) -> int:
-        return int(self._device(index, "persistence_mode"))
-
-    def fabric_info(self, index: int) -> FabricInfo:
-        fabric = self._device(index, "fabric_info", key="fabric")
-        if fabric is None:
-            raise NvmlNotSupported("NVMLError_NotSupported: Not Supported")
-        return FabricInfo(state=int(fabric["state"]), status=int(fabric["status"]),
-                          cluster_uuid=str(uuid.UUID(fabric["cluster_uuid"])), clique_id=int(fabric["clique_id"]))
-
-
 # --- the factory ---------------------------------------------------------------------------------
 
 
@@ -396,8 +293,7 @@ def nvml_source(root: str) -> NvmlSource:
 
     NVML always describes the running host, so it is only used when ``root`` is ``/``; for any other
     root this raises :class:`NvmlError` and the probe lists the tree's GPUs from PCI sysfs.  Raises
-    :class:`PynvmlMissing` when nvidia-ml-py is not installed.  Tests replace this function to hand the
-    probe a :class:`RecordedSource`.
+    :class:`PynvmlMissing` when nvidia-ml-py is not installed.
     """
     if pynvml is None:
         raise PynvmlMissing(pynvml_missing_message(), PYNVML_IMPORT_ERROR)

@@ -19,7 +19,7 @@ import time
 import uuid
 from pathlib import Path
 
-import harness
+import cluster_harness as harness
 import pytest
 
 SESSION_RUN_DIR = harness.ROOT / ".build" / "cluster" / "pytest-run"

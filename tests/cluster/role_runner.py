@@ -3,9 +3,10 @@
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Running the cluster roles from ansible-playbook against the harness, as a user runs them.
 
-The GPU hosts' ``ansible_facts['gpufabric']`` come from the recorded host trees of the unit tier
-(``tests/unit/fixtures/build_trees.py``), gathered by the real collectors with the trees' recorded NVML
-answers, and reach the play through a jsonfile fact cache, as after a preflight run with fact caching.
+The GPU hosts' ``ansible_facts['gpufabric']`` come from the recorded host trees (``fixtures.build_trees``,
+tests/fixtures), gathered by the real collectors with the trees' recorded NVML answers
+(``fixtures.recorded_nvml.recorded_facts``), and reach the play through a jsonfile fact cache, as after a
+preflight run with fact caching.
 The inventory hosts are named after the kwok nodes; nothing connects to them.
 
 Helm hooks (the charts' pre-install/pre-upgrade Jobs) run real pods that kwok keeps ``Running``;
@@ -17,7 +18,6 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-import importlib.util
 import json
 import os
 import re
@@ -26,8 +26,10 @@ import sys
 import threading
 from pathlib import Path
 
-import harness
+import cluster_harness as harness
 import yaml
+from fixtures import build_trees
+from fixtures.commands import run_command
 
 ROOT = harness.ROOT
 SHARED = ROOT.parent / "shared"
@@ -40,29 +42,10 @@ def collections_path() -> str:
 
 
 def recorded_facts(tree: str, directory: Path) -> dict:
-    """``ansible_facts['gpufabric']`` of a recorded host tree, from the real collectors."""
-    from ansible_collections.gpufabric.cluster.plugins.module_utils import nvml
-    from ansible_collections.gpufabric.cluster.plugins.module_utils.fabric import collect_fabric, select_subsets
+    """``ansible_facts['gpufabric']`` of a recorded host tree built into ``directory``, from the real collectors."""
+    from fixtures.recorded_nvml import recorded_facts as gather
 
-    builder_path = ROOT / "tests" / "unit" / "fixtures" / "build_trees.py"
-    spec = importlib.util.spec_from_file_location("build_trees", builder_path)
-    builder = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = builder
-    spec.loader.exec_module(builder)
-    root = builder.build_tree(tree, str(directory))
-    recording = json.loads(Path(root + ".nvml.json").read_text())
-
-    def run_command(args, check_rc=False, environ_update=None, **_ignored):
-        env = dict(os.environ, **(environ_update or {}))
-        done = subprocess.run(args, capture_output=True, text=True, env=env, check=False)
-        return done.returncode, done.stdout, done.stderr
-
-    original = nvml.nvml_source
-    nvml.nvml_source = lambda _root: nvml.RecordedSource(recording)
-    try:
-        return collect_fabric(root, run_command, select_subsets(["all"]))
-    finally:
-        nvml.nvml_source = original
+    return gather(build_trees.build_tree(tree, str(directory)), run_command)
 
 
 def masked_imex(facts: dict) -> dict:

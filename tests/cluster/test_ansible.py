@@ -11,7 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-import harness
+import cluster_harness as harness
 import pytest
 import yaml
 from kubernetes import client

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import harness
+import cluster_harness as harness
 import pytest
 from kubernetes import client
 from kubernetes.client.rest import ApiException

@@ -10,7 +10,7 @@ import socket
 import subprocess
 import sys
 
-import harness
+import cluster_harness as harness
 import pytest
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import harness
+import cluster_harness as harness
 import pytest
 
 IB_WRITE_BW = "ib_write_bw-gpu-dmabuf-roce.txt"

@@ -5,30 +5,20 @@
 
 from __future__ import annotations
 
-import importlib.util
-import json
 import os
-import sys
 
 import pytest
+from fixtures import build_trees
+from fixtures.recorded_nvml import load_recording, recorded_facts
 
-FIXTURES = os.path.join(os.path.dirname(__file__), "fixtures")
 SHARED_REFERENCE = os.path.normpath(os.path.join(os.path.dirname(__file__), "..", "..", "..", "shared", "reference"))
 HOST_NAMES = ("hgx_h100", "gb200_tray", "no_nvidia", "broken_node")
 
 
-def _load_builder():
-    spec = importlib.util.spec_from_file_location("build_trees", os.path.join(FIXTURES, "build_trees.py"))
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses resolve their module through sys.modules
-    spec.loader.exec_module(module)
-    return module
-
-
 @pytest.fixture(scope="session")
 def tree_builder():
-    """The fixture-tree builder module (tests/unit/fixtures/build_trees.py)."""
-    return _load_builder()
+    """The fixture-tree builder module (tests/fixtures/build_trees.py)."""
+    return build_trees
 
 
 @pytest.fixture(scope="session")
@@ -50,8 +40,7 @@ def fresh_tree(tmp_path, tree_builder):
 def nvml_recording(host_trees):
     """Return the recorded NVML answers of a host, as written beside its tree."""
     def load(name):
-        with open(host_trees[name] + ".nvml.json", encoding="utf-8") as handle:
-            return json.load(handle)
+        return load_recording(host_trees[name])
     return load
 
 
@@ -65,17 +54,11 @@ def shared_reference():
 
 
 @pytest.fixture(scope="session")
-def fleet_facts(host_trees, nvml_recording, command_runner):
+def fleet_facts(host_trees, command_runner):
     """``ansible_facts['gpufabric']`` of every recorded host, gathered by the real collectors."""
-    from ansible_collections.gpufabric.cluster.plugins.module_utils import nvml
-    from ansible_collections.gpufabric.cluster.plugins.module_utils.fabric import collect_fabric, select_subsets
-
     facts = {}
-    with pytest.MonkeyPatch.context() as patch:
-        for name, root in host_trees.items():
-            recording = nvml_recording(name)
-            patch.setattr(nvml, "nvml_source", lambda _root, recording=recording: nvml.RecordedSource(recording))
-            gathered = collect_fabric(root, command_runner, select_subsets(["all"]))
-            gathered.pop("warnings")
-            facts[name] = gathered
+    for name, root in host_trees.items():
+        gathered = recorded_facts(root, command_runner)
+        gathered.pop("warnings")
+        facts[name] = gathered
     return facts

@@ -10,28 +10,18 @@
 * ``peermem_open_loaded``: the open kernel module (DMA-BUF possible) with nvidia_peermem loaded but not
   persisted, for the forced legacy method.
 
-Laid out by the unit tier's builder (tests/unit/fixtures/build_trees.py), with the kernel's symlinks.
+Laid out by the shared fixture-tree builder (tests/fixtures/build_trees.py), with the kernel's symlinks.
 Usage: ``python3 build_peermem_trees.py DEST`` creates ``DEST/<name>/`` and ``DEST/<name>.nvml.json``.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import importlib.util
 import os
 import sys
 
-BUILDER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "tests", "unit", "fixtures",
-                       "build_trees.py")
-
-
-def load_builder():
-    """Import tests/unit/fixtures/build_trees.py."""
-    spec = importlib.util.spec_from_file_location("build_trees", BUILDER)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses resolve their module through sys.modules
-    spec.loader.exec_module(module)
-    return module
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "tests"))
+from fixtures import build_trees  # noqa: E402  (the shared TEST FIXTURES package, tests/fixtures)
 
 
 def variants(builder):
@@ -47,11 +37,10 @@ def variants(builder):
 def main() -> None:
     """Build the trees into the directory given as the only argument."""
     dest = sys.argv[1]
-    builder = load_builder()
     os.makedirs(dest, exist_ok=True)
-    for host in variants(builder):
-        builder.HOSTS[host.name] = host
-        print(builder.build_tree(host.name, dest))
+    for host in variants(build_trees):
+        build_trees.HOSTS[host.name] = host
+        print(build_trees.build_tree(host.name, dest))
 
 
 if __name__ == "__main__":

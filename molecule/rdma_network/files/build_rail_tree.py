@@ -6,30 +6,21 @@
 An HGX-like node with three ConnectX-7 functions in Ethernet (RoCE) mode, each behind a PCIe switch with a
 GPU: ``enp24s0np0`` and ``enp64s0np0`` ACTIVE (the scenario gives the containers veth links of these names),
 ``enp79s0np0`` DOWN (the role must skip it and keep rail 2 for it).  The tree is laid out by the same
-builder as the unit tier's recorded trees (tests/unit/fixtures/build_trees.py), with the kernel's symlinks.
+builder as every tier's recorded trees (tests/fixtures/build_trees.py), with the kernel's symlinks.
 
 Usage: ``python3 build_rail_tree.py DEST`` creates ``DEST/rail_host/`` and ``DEST/rail_host.nvml.json``.
 """
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import sys
 
-BUILDER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "tests", "unit", "fixtures",
-                       "build_trees.py")
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "tests"))
+from fixtures import build_trees  # noqa: E402  (the shared TEST FIXTURES package, tests/fixtures)
+
 RAILS = (("0000:18:00.0", "enp24s0np0", "ACTIVE"), ("0000:40:00.0", "enp64s0np0", "ACTIVE"),
          ("0000:4f:00.0", "enp79s0np0", "DOWN"))
-
-
-def load_builder():
-    """Import tests/unit/fixtures/build_trees.py."""
-    spec = importlib.util.spec_from_file_location("build_trees", BUILDER)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses resolve their module through sys.modules
-    spec.loader.exec_module(module)
-    return module
 
 
 def rail_host(builder):
@@ -49,10 +40,9 @@ def rail_host(builder):
 
 def main() -> None:
     """Build the tree into the directory given on the command line."""
-    builder = load_builder()
-    builder.HOSTS["rail_host"] = rail_host(builder)
+    build_trees.HOSTS["rail_host"] = rail_host(build_trees)
     os.makedirs(sys.argv[1], exist_ok=True)
-    print(builder.build_tree("rail_host", sys.argv[1]))
+    print(build_trees.build_tree("rail_host", sys.argv[1]))
 
 
 if __name__ == "__main__":

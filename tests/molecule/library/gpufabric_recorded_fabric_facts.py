@@ -6,8 +6,9 @@
 NVML always describes the running host, so ``gpufabric.cluster.fabric_facts`` pointed at a fixture tree lists
 the tree's GPUs from PCI and cannot know their NVLink fabric clique.  This module runs the same collectors
 (``collect_fabric``) inside the test container on the tree, with NVML answered by the tree's recording
-(``<root>.nvml.json``, written by tests/unit/fixtures/build_trees.py) through the probe's one test seam,
-``nvml.nvml_source`` - exactly as the unit tests do - and returns ``ansible_facts['gpufabric']``.
+(``<root>.nvml.json``, written by tests/fixtures/build_trees.py) through the probe's one test seam,
+``nvml.nvml_source`` - with the unit tests' double, tests/fixtures/recorded_nvml.py, which the scenarios'
+``ANSIBLE_MODULE_UTILS`` makes ``ansible.module_utils.recorded_nvml`` - and returns ``ansible_facts['gpufabric']``.
 """
 
 from __future__ import annotations
@@ -15,8 +16,8 @@ from __future__ import annotations
 import json
 
 from ansible.module_utils.basic import AnsibleModule
+from ansible.module_utils.recorded_nvml import recorded_nvml
 
-from ansible_collections.gpufabric.cluster.plugins.module_utils import nvml
 from ansible_collections.gpufabric.cluster.plugins.module_utils.fabric import collect_fabric, select_subsets
 
 DOCUMENTATION = r"""
@@ -65,15 +66,15 @@ def main() -> None:
             recording = json.load(handle)
     except (OSError, ValueError) as exc:
         module.fail_json(msg=f"cannot read the NVML recording {path}: {exc}")
-    nvml.nvml_source = lambda _root: nvml.RecordedSource(recording)
     subsets = select_subsets(module.params["gather_subset"])
     imex_root = module.params["imex_root"] or root
-    facts = collect_fabric(root, module.run_command, [name for name in subsets if name != "imex"])
-    if "imex" in subsets:
-        imex_facts = collect_fabric(imex_root, module.run_command, ["imex"])
-        facts["imex"] = imex_facts["imex"]
-        facts["warnings"].extend(imex_facts["warnings"])
-        facts["gather_subset"] = subsets
+    with recorded_nvml(recording):
+        facts = collect_fabric(root, module.run_command, [name for name in subsets if name != "imex"])
+        if "imex" in subsets:
+            imex_facts = collect_fabric(imex_root, module.run_command, ["imex"])
+            facts["imex"] = imex_facts["imex"]
+            facts["warnings"].extend(imex_facts["warnings"])
+            facts["gather_subset"] = subsets
     for warning in facts.pop("warnings"):
         module.warn(warning)
     module.exit_json(changed=False, ansible_facts={"gpufabric": facts})

@@ -9,6 +9,7 @@ import copy
 
 import pytest
 from ansible.errors import AnsibleFilterError
+from fixtures.recorded_nvml import RecordedSource
 
 from ansible_collections.gpufabric.cluster.plugins.filter.gpu_operator_values import FilterModule, gpu_operator_values
 from ansible_collections.gpufabric.cluster.plugins.module_utils import nvml
@@ -21,7 +22,7 @@ def facts(host_trees, nvml_recording, command_runner):
     for name in ("gb200_tray", "hgx_h100", "broken_node", "no_nvidia"):
         recording = nvml_recording(name)
         with pytest.MonkeyPatch.context() as patch:
-            patch.setattr(nvml, "nvml_source", lambda _root, recording=recording: nvml.RecordedSource(recording))
+            patch.setattr(nvml, "nvml_source", lambda _root, recording=recording: RecordedSource(recording))
             gathered[name] = collect_fabric(host_trees[name], command_runner, select_subsets(["all"]))
     return gathered
 

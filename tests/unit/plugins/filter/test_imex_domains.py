@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import pytest
 from ansible.errors import AnsibleFilterError
+from fixtures.recorded_nvml import RecordedSource
 
 from ansible_collections.gpufabric.cluster.plugins.filter.imex_domains import FilterModule, imex_domains
 from ansible_collections.gpufabric.cluster.plugins.module_utils import nvml
@@ -21,7 +22,7 @@ def gb200_gpu(host_trees, nvml_recording, command_runner):
     """``ansible_facts['gpufabric']['gpu']`` of the recorded GB200 tray, gathered by the real collector."""
     recording = nvml_recording("gb200_tray")
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(nvml, "nvml_source", lambda _root: nvml.RecordedSource(recording))
+        patch.setattr(nvml, "nvml_source", lambda _root: RecordedSource(recording))
         facts = collect_fabric(host_trees["gb200_tray"], command_runner, select_subsets(["gpu"]))
     assert facts["gpu"]["cliques"] == [GB200_CLIQUE]
     return facts["gpu"]

@@ -10,6 +10,7 @@ import json
 
 import pytest
 from ansible.errors import AnsibleFilterError
+from fixtures.recorded_nvml import RecordedSource
 
 from ansible_collections.gpufabric.cluster.plugins.filter.network_operator_resources import (
     FilterModule,
@@ -24,7 +25,7 @@ from ansible_collections.gpufabric.cluster.plugins.module_utils.fabric import co
 def tray(host_trees, nvml_recording, command_runner):
     recording = nvml_recording("gb200_tray")
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(nvml, "nvml_source", lambda _root: nvml.RecordedSource(recording))
+        patch.setattr(nvml, "nvml_source", lambda _root: RecordedSource(recording))
         return collect_fabric(host_trees["gb200_tray"], command_runner, select_subsets(["all"]))
 
 

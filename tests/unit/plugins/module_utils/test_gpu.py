@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 
 import pytest
+from fixtures.recorded_nvml import RecordedSource
 
 from ansible_collections.gpufabric.cluster.plugins.module_utils import gpu, nvml
 from ansible_collections.gpufabric.cluster.plugins.module_utils.errors import ParseError
@@ -24,7 +25,7 @@ ZERO_UUID = "00000000-0000-0000-0000-000000000000"
 def recorded(nvml_recording):
     """collect_gpu with a RecordedSource of ``name`` (or of a given recording dict)."""
     def collect(root, recording):
-        return gpu.collect_gpu(root, None, source_factory=lambda _root: nvml.RecordedSource(recording))
+        return gpu.collect_gpu(root, None, source_factory=lambda _root: RecordedSource(recording))
     return collect
 
 
@@ -309,7 +310,7 @@ def test_device_count_failure_falls_back_to_pci(host_trees, nvml_recording, reco
 
 
 def test_shutdown_failure_is_a_warning(host_trees, nvml_recording):
-    class Source(nvml.RecordedSource):
+    class Source(RecordedSource):
         def shutdown(self):
             raise nvml.NvmlError("NVMLError_Uninitialized: Uninitialized")
 
@@ -338,7 +339,7 @@ def test_default_factory_does_not_mix_live_nvml_into_a_tree(host_trees, monkeypa
 
 
 def test_factory_is_looked_up_when_called(host_trees, nvml_recording, monkeypatch):
-    monkeypatch.setattr(nvml, "nvml_source", lambda _root: nvml.RecordedSource(nvml_recording("gb200_tray")))
+    monkeypatch.setattr(nvml, "nvml_source", lambda _root: RecordedSource(nvml_recording("gb200_tray")))
     assert gpu.collect_gpu(host_trees["gb200_tray"], None)["cliques"] == [GB200_CLIQUE]
 
 

@@ -1,7 +1,8 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpufabric.cluster contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Tests of the NVML adapter: the recorded source, nvidia-ml-py's (against a stand-in), the factory."""
+"""Tests of the NVML adapter: nvidia-ml-py's (against a stand-in), the factory; and the recorded-NVML test double
+(tests/fixtures/recorded_nvml.py) the other tests rely on."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import ctypes
 import types
 
 import pytest
+from fixtures.recorded_nvml import RecordedSource
 
 from ansible_collections.gpufabric.cluster.plugins.module_utils import nvml
 from ansible_collections.gpufabric.cluster.plugins.module_utils.errors import NvmlError
@@ -17,11 +19,11 @@ GB200_UUID = "3c1a5f2e-9b7d-4c2a-8e6f-1d0b7a9c4e21"
 GB200_UUID_BYTES = bytes.fromhex(GB200_UUID.replace("-", ""))
 
 
-# --- RecordedSource ------------------------------------------------------------------------------
+# --- RecordedSource, the test double (tests/fixtures) ----------------------------------------------
 
 
 def test_recorded_source_answers_hgx(nvml_recording):
-    source = nvml.RecordedSource(nvml_recording("hgx_h100"))
+    source = RecordedSource(nvml_recording("hgx_h100"))
     source.init()
     assert source.driver_version() == "570.172.08"
     assert source.cuda_driver_version() == 12080
@@ -39,14 +41,14 @@ def test_recorded_source_answers_hgx(nvml_recording):
 
 
 def test_recorded_source_fabric_of_gb200(nvml_recording):
-    source = nvml.RecordedSource(nvml_recording("gb200_tray"))
+    source = RecordedSource(nvml_recording("gb200_tray"))
     assert source.device_count() == 4
     assert source.pci_bus_id(2) == "00000018:01:00.0"
     assert source.fabric_info(3) == nvml.FabricInfo(state=3, status=0, cluster_uuid=GB200_UUID, clique_id=1)
 
 
 def test_recorded_source_init_error(nvml_recording):
-    source = nvml.RecordedSource(nvml_recording("no_nvidia"))
+    source = RecordedSource(nvml_recording("no_nvidia"))
     with pytest.raises(NvmlError, match=r"^NVMLError_LibraryNotFound: NVML Shared Library Not Found$"):
         source.init()
 
@@ -55,14 +57,14 @@ def test_recorded_source_fabric_null_is_not_supported(nvml_recording):
     recording = nvml_recording("hgx_h100")
     recording["devices"][4]["fabric"] = None
     with pytest.raises(nvml.NvmlNotSupported, match="Not Supported"):
-        nvml.RecordedSource(recording).fabric_info(4)
+        RecordedSource(recording).fabric_info(4)
 
 
 def test_recorded_source_device_error(nvml_recording):
     recording = nvml_recording("hgx_h100")
     recording["devices"][2]["errors"] = {"memory_total": "NVMLError_GpuIsLost: GPU is lost",
                                          "mig_mode": "NVMLError_NotSupported: Not Supported"}
-    source = nvml.RecordedSource(recording)
+    source = RecordedSource(recording)
     with pytest.raises(NvmlError, match=r"^NVMLError_GpuIsLost: GPU is lost$") as raised:
         source.memory_total(2)
     assert not isinstance(raised.value, nvml.NvmlNotSupported)
@@ -78,7 +80,7 @@ def test_recorded_source_system_error_and_gaps(nvml_recording):
                            "device_count": "NVMLError_Unknown: Unknown Error"}
     del recording["driver_version"]
     del recording["devices"][0]["name"]
-    source = nvml.RecordedSource(recording)
+    source = RecordedSource(recording)
     with pytest.raises(NvmlError, match="Function Not Found"):
         source.nvml_version()
     with pytest.raises(NvmlError, match="Unknown Error"):

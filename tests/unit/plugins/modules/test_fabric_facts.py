@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import pytest
+from fixtures.recorded_nvml import RecordedSource
 
 from ansible_collections.gpufabric.cluster.plugins.module_utils import nvml
 from ansible_collections.gpufabric.cluster.plugins.modules import (
@@ -23,7 +24,7 @@ INFO_MODULES = {"gpu": gpu_info, "connectx": connectx_info, "imex": imex_info, "
 def recorded_nvml(monkeypatch, nvml_recording):
     def use(name):
         recording = nvml_recording(name)
-        monkeypatch.setattr(nvml, "nvml_source", lambda _root: nvml.RecordedSource(recording))
+        monkeypatch.setattr(nvml, "nvml_source", lambda _root: RecordedSource(recording))
     return use
 
 

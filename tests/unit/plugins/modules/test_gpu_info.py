@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import pytest
+from fixtures.recorded_nvml import RecordedSource
 
 from ansible_collections.gpufabric.cluster.plugins.module_utils import nvml
 from ansible_collections.gpufabric.cluster.plugins.modules import gpu_info
@@ -23,7 +24,7 @@ GPU_KEYS = {"index", "uuid", "name", "pci_address", "device_id", "numa_node", "m
 def replay(monkeypatch):
     """Make the module's NVML answer from a recording (the one test seam: nvml.nvml_source)."""
     def use(recording):
-        monkeypatch.setattr(nvml, "nvml_source", lambda _root: nvml.RecordedSource(recording))
+        monkeypatch.setattr(nvml, "nvml_source", lambda _root: RecordedSource(recording))
     return use
 
 
