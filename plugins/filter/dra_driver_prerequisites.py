@@ -15,11 +15,8 @@ from collections.abc import Mapping
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.gpufabric.cluster.plugins.plugin_utils.cluster_roles import (
-    ClusterRoleError,
-    at_least,
-    host_facts,
-)
+from ansible_collections.gpufabric.cluster.plugins.plugin_utils.cluster_roles import ClusterRoleError, host_facts
+from ansible_collections.gpufabric.cluster.plugins.plugin_utils.versions import at_least
 
 CLIQUE_LABEL = "nvidia.com/gpu.clique"
 DEFAULTS = {

@@ -41,24 +41,6 @@ def host_facts(hostvars: Mapping, hosts: t.Sequence[str], variable: str) -> dict
     return found
 
 
-def version_key(version: t.Any) -> tuple[int, ...]:
-    """Numeric sort key of a version such as ``570.158.01``, ``v1.35.4`` or ``1.34.2-gke.1``."""
-    text = str(version or "").strip().lstrip("vV")
-    numbers = re.match(r"[0-9]+(?:\.[0-9]+)*", text)
-    if not numbers:
-        return ()
-    return tuple(int(part) for part in numbers.group(0).split("."))
-
-
-def at_least(version: t.Any, minimum: t.Any) -> bool:
-    """Whether ``version`` is a version and not older than ``minimum``."""
-    have, need = version_key(version), version_key(minimum)
-    if not have:
-        return False
-    width = max(len(have), len(need))
-    return have + (0,) * (width - len(have)) >= need + (0,) * (width - len(need))
-
-
 def registry_repository(default: str, registry: str) -> str:
     """``default`` (an ``nvcr.io/nvidia...`` repository) moved to ``registry``; unchanged without one."""
     registry = (registry or "").rstrip("/")
