@@ -23,6 +23,7 @@ from ansible_collections.gpufabric.cluster.plugins.plugin_utils.cluster_roles im
     registry_repository,
     secret_names,
 )
+from ansible_collections.gpufabric.cluster.plugins.plugin_utils.dma_buf import blocking_messages
 
 DEFAULTS = {
     "driver": "auto",
@@ -65,9 +66,6 @@ COMPONENTS = {
 PULL_SECRET_COMPONENTS = ("operator", "validator", "driver", "toolkit", "devicePlugin", "gfd", "migManager",
                           "nodeStatusExporter", "gds", "gdrcopy", "vgpuDeviceManager", "vfioManager",
                           "sandboxDevicePlugin", "kataSandboxDevicePlugin", "ccManager")
-# DMA-BUF reasons that only concern a host-installed driver; an operator-managed driver (open kernel
-# modules) does not have them.
-HOST_DRIVER_REASONS = ("NVIDIA driver not loaded", "proprietary kernel module", "NVIDIA kernel module flavour")
 
 
 def _settings(settings: Mapping | None) -> dict:
@@ -93,14 +91,9 @@ def _driver(facts: Mapping[str, Mapping], wanted: str) -> tuple[str, str]:
 def _dma_buf_problems(facts: Mapping[str, Mapping], driver: str) -> dict[str, list[str]]:
     problems = {}
     for host, item in sorted(facts.items()):
-        dma_buf = (item.get("peermem") or {}).get("dma_buf") or {}
-        if dma_buf.get("supported"):
-            continue
-        reasons = [str(reason) for reason in dma_buf.get("reasons") or ["DMA-BUF support unknown"]]
-        if driver == "operator":
-            reasons = [reason for reason in reasons if not reason.startswith(HOST_DRIVER_REASONS)]
-        if reasons:
-            problems[host] = reasons
+        messages = blocking_messages((item.get("peermem") or {}).get("dma_buf"), operator_driver=driver == "operator")
+        if messages:
+            problems[host] = messages
     return problems
 
 

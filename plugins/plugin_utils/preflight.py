@@ -14,6 +14,7 @@ from __future__ import annotations
 import typing as t
 from collections.abc import Mapping
 
+from ansible_collections.gpufabric.cluster.plugins.plugin_utils.dma_buf import blocking_messages
 from ansible_collections.gpufabric.cluster.plugins.plugin_utils.imex_address import ImexAddressError, imex_address
 from ansible_collections.gpufabric.cluster.plugins.plugin_utils.imex_domains import group_by_clique
 from ansible_collections.gpufabric.cluster.plugins.plugin_utils.versions import at_least
@@ -191,7 +192,7 @@ def check_gpudirect(gpu: dict, connectx: dict, peermem: dict) -> dict:
     readiness = peermem.get("gpudirect_rdma") or {}
     if readiness.get("ready"):
         return _check("gpudirect_rdma", "pass", f"GPUDirect RDMA through {readiness.get('method')}")
-    reasons = list((peermem.get("dma_buf") or {}).get("reasons") or [])
+    reasons = blocking_messages(peermem.get("dma_buf"))
     reasons.append("nvidia_peermem is not loaded")
     return _check("gpudirect_rdma", "fail", "; ".join(reasons))
 
