@@ -23,12 +23,6 @@ class ImexAddressError(ValueError):
     """No IMEX address can be decided for a host; the message names the host and the variable."""
 
 
-def address_key(address: str) -> tuple[int, int]:
-    """Sort key of an IP address: IPv4 before IPv6, then numerically."""
-    parsed = ipaddress.ip_address(address)
-    return parsed.version, int(parsed)
-
-
 def canonical_ip(value: t.Any, where: str) -> str:
     """Return ``value`` as a canonical IP address text; raise :class:`ImexAddressError` naming ``where``."""
     try:

@@ -16,9 +16,9 @@ from __future__ import annotations
 import typing as t
 from collections.abc import Mapping
 
+from ansible_collections.gpufabric.cluster.plugins.module_utils.sort_keys import address_key
 from ansible_collections.gpufabric.cluster.plugins.plugin_utils.imex_address import (
     ImexAddressError,
-    address_key,
     canonical_ip,
     imex_address,
 )

@@ -24,7 +24,7 @@ import re
 import typing as t
 from collections.abc import Mapping
 
-from ansible_collections.gpufabric.cluster.plugins.module_utils.connectx import natural_key
+from ansible_collections.gpufabric.cluster.plugins.module_utils.sort_keys import natural_key, pci_key
 
 LINK_LAYERS = ("Ethernet", "InfiniBand")
 IPOIB_MODES = ("datagram", "connected")
@@ -68,15 +68,6 @@ def ports_of(host_vars: Mapping) -> list[dict] | None:
     if connectx is None:
         return None
     return [dict(port) for port in connectx.get("ports") or []]
-
-
-def pci_key(address: str) -> tuple:
-    """Sort key of a PCI address ``dddd:bb:dd.f`` by its hexadecimal numbers (``0000:4f`` after ``0000:18``)."""
-    parts = re.split(r"[:.]", address.lower())
-    try:
-        return (0, *(int(part, 16) for part in parts))
-    except ValueError:
-        return (1, *natural_key(address))
 
 
 def port_order(port: Mapping) -> tuple:
