@@ -15,7 +15,11 @@ from collections.abc import Mapping
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.gpufabric.cluster.plugins.plugin_utils.cluster_roles import ClusterRoleError, host_facts
+from ansible_collections.gpufabric.cluster.plugins.plugin_utils.cluster_roles import (
+    ClusterRoleError,
+    chosen_settings,
+    host_facts,
+)
 from ansible_collections.gpufabric.cluster.plugins.plugin_utils.versions import at_least
 
 CLIQUE_LABEL = "nvidia.com/gpu.clique"
@@ -104,11 +108,7 @@ def dra_driver_prerequisites(hostvars: Mapping, hosts: t.Sequence[str], cluster:
                              settings: Mapping | None = None) -> dict:
     """Return ``{ok, checks, problems}``; see the filter documentation."""
     try:
-        chosen = dict(DEFAULTS)
-        unknown = sorted(set(settings or {}) - set(DEFAULTS))
-        if unknown:
-            raise ClusterRoleError(f"unknown setting(s) {', '.join(unknown)}; known: {', '.join(DEFAULTS)}")
-        chosen.update({key: value for key, value in (settings or {}).items() if value is not None})
+        chosen = chosen_settings(settings, DEFAULTS, {}, "dra_driver_")
         if not isinstance(cluster, Mapping):
             raise ClusterRoleError(f"cluster must be a dict, got {type(cluster).__name__}")
         facts = host_facts(hostvars, hosts, "dra_driver_hosts")

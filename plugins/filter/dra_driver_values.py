@@ -16,6 +16,7 @@ from ansible.errors import AnsibleFilterError
 
 from ansible_collections.gpufabric.cluster.plugins.plugin_utils.cluster_roles import (
     ClusterRoleError,
+    chosen_settings,
     registry_repository,
     secret_names,
 )
@@ -35,11 +36,7 @@ def dra_driver_values(gpu_operator: Mapping | None, settings: Mapping | None = N
     """Return ``{values, decisions}``; see the filter documentation."""
     operator = dict(gpu_operator or {})
     try:
-        chosen = dict(DEFAULTS)
-        unknown = sorted(set(settings or {}) - set(DEFAULTS))
-        if unknown:
-            raise ClusterRoleError(f"unknown setting(s) {', '.join(unknown)}; known: {', '.join(DEFAULTS)}")
-        chosen.update({key: value for key, value in (settings or {}).items() if value is not None})
+        chosen = chosen_settings(settings, DEFAULTS, {}, "dra_driver_")
         if chosen["gpus"] not in ("auto", "enabled", "disabled"):
             raise ClusterRoleError(f"dra_driver_gpus must be auto, enabled or disabled, got {chosen['gpus']!r}")
         device_plugin = bool(operator.get("device_plugin"))

@@ -68,17 +68,19 @@ def secret_names(value: t.Any, variable: str) -> list[str]:
 
 
 def chosen_settings(
-    settings: Mapping | None, defaults: Mapping[str, t.Any], choices: Mapping[str, t.Sequence], prefix: str
+    settings: Mapping | None, defaults: Mapping[str, t.Any], choices: Mapping[str, t.Sequence], prefix: str,
+    keep_none: bool = False,
 ) -> dict:
     """``defaults`` updated with the non-null ``settings``; unknown keys and values outside ``choices`` refused.
 
-    ``prefix`` turns a key into the role variable it comes from (``gpu_operator_`` + ``driver``).
+    ``prefix`` turns a key into the role variable it comes from (``gpu_operator_`` + ``driver``); with
+    ``keep_none`` a null setting replaces its default too.
     """
     chosen = dict(defaults)
     unknown = sorted(set(settings or {}) - set(defaults))
     if unknown:
         raise ClusterRoleError(f"unknown setting(s) {', '.join(unknown)}; known: {', '.join(defaults)}")
-    chosen.update({key: value for key, value in (settings or {}).items() if value is not None})
+    chosen.update({key: value for key, value in (settings or {}).items() if keep_none or value is not None})
     for key, allowed in choices.items():
         if chosen[key] not in allowed:
             raise ClusterRoleError(f"{prefix}{key} must be one of {', '.join(allowed)}, got {chosen[key]!r}")

@@ -14,6 +14,7 @@ from __future__ import annotations
 import typing as t
 from collections.abc import Mapping
 
+from ansible_collections.gpufabric.cluster.plugins.plugin_utils.cluster_roles import ClusterRoleError, chosen_settings
 from ansible_collections.gpufabric.cluster.plugins.plugin_utils.dma_buf import blocking_messages
 from ansible_collections.gpufabric.cluster.plugins.plugin_utils.imex_address import ImexAddressError, imex_address
 from ansible_collections.gpufabric.cluster.plugins.plugin_utils.imex_domains import group_by_clique
@@ -266,12 +267,10 @@ def preflight_report(hostvars: Mapping, hosts: list[str], settings: Mapping | No
     """
     if isinstance(hosts, str) or not isinstance(hosts, (list, tuple)):
         raise PreflightError(f"hosts must be a list of host names, got {type(hosts).__name__}")
-    merged = dict(DEFAULT_SETTINGS)
-    merged.update(settings or {})
-    unknown = sorted(set(merged) - set(DEFAULT_SETTINGS))
-    if unknown:
-        raise PreflightError(f"unknown setting(s) {', '.join(unknown)}; "
-                                 f"known: {', '.join(sorted(DEFAULT_SETTINGS))}")
+    try:
+        merged = chosen_settings(settings, DEFAULT_SETTINGS, {}, "", keep_none=True)
+    except ClusterRoleError as exc:
+        raise PreflightError(str(exc)) from None
     collected = {}
     report_hosts = {}
     for name in hosts:
