@@ -1,10 +1,11 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpufabric.cluster contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The Markdown reports for people: the preflight report and the site summary.
+"""The Markdown reports for people: the preflight report, the validation summary and the site summary.
 
-Pure functions over the dicts of :mod:`.preflight` and :mod:`.site`; the filters
-``gpufabric.cluster.preflight_markdown`` and ``gpufabric.cluster.site_summary_markdown`` are their entry points.
+Pure functions over the dicts of :mod:`.preflight`, the validation playbook and :mod:`.site`; the filters
+``gpufabric.cluster.preflight_markdown``, ``gpufabric.cluster.validation_markdown`` and
+``gpufabric.cluster.site_summary_markdown`` are their entry points.
 Errors are :class:`ReportError`.
 """
 
@@ -84,4 +85,21 @@ def site_summary_markdown(summary: Mapping) -> str:
     phase = "ok or not run" if cluster is None else f"failed: {cluster}"
     lines += ["", f"- cluster phase: {phase}",
               f"- validation: {validation}", f"- preflight report: {summary['reports']['preflight']}"]
+    return "\n".join(lines) + "\n"
+
+
+def validation_markdown(validation: Mapping) -> str:
+    """Return the summary of a validation run (``gpufabric_validation``: compute_domain, rdma, failures)."""
+    if not isinstance(validation, Mapping) or "failures" not in validation:
+        raise ReportError("expected the validation result {compute_domain, rdma, failures}")
+    failures = list(validation.get("failures") or [])
+    lines = [f"# gpufabric.cluster validation: {'FAIL' if failures else 'PASS'}", ""]
+    compute_domain = validation.get("compute_domain")
+    if compute_domain:
+        lines.append(f"- ComputeDomain: {compute_domain['verdict']['status']} (compute-domain.md)")
+    for result in validation.get("rdma") or []:
+        verdict = result.get("verdict") or {}
+        lines.append(f"- RDMA {result.get('name')}: {verdict.get('status')}, {verdict.get('best_average_gbps')} of "
+                     f"{verdict.get('line_rate_gbps')} Gb/s")
+    lines += [f"- failed: {failure}" for failure in failures]
     return "\n".join(lines) + "\n"

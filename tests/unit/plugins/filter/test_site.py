@@ -96,3 +96,19 @@ def test_a_clean_run_passes_and_a_failed_phase_fails():
 def test_bad_input(call, message):
     with pytest.raises(AnsibleFilterError, match=message):
         call()
+
+
+def test_validation_markdown_is_what_validate_yml_wrote():
+    from ansible_collections.gpufabric.cluster.plugins.filter.validation_markdown import validation_markdown
+
+    validation = {"compute_domain": {"verdict": {"status": "pass"}},
+                  "rdma": [{"name": "0-mlx5-0-cuda", "verdict": {"status": "fail", "best_average_gbps": 180.5,
+                                                                  "line_rate_gbps": 400}}],
+                  "failures": ["RDMA: 0-mlx5-0-cuda below line rate"]}
+    assert validation_markdown(validation) == (
+        "# gpufabric.cluster validation: FAIL\n\n- ComputeDomain: pass (compute-domain.md)\n"
+        "- RDMA 0-mlx5-0-cuda: fail, 180.5 of 400 Gb/s\n- failed: RDMA: 0-mlx5-0-cuda below line rate\n")
+    assert validation_markdown({"compute_domain": None, "rdma": [], "failures": []}) == \
+        "# gpufabric.cluster validation: PASS\n\n"
+    with pytest.raises(AnsibleFilterError, match="validation_markdown: expected the validation result"):
+        validation_markdown({})
