@@ -81,7 +81,6 @@ def check(chosen: Mapping, shown: Mapping, prefix: str) -> dict:
     return result
 
 
-
 def chart_source(spec: Mapping, prefix: str, shown: Mapping | None = None) -> dict:
     """Resolve (and with ``shown``, check) a role's chart source."""
     chosen = resolve(spec, prefix)

@@ -78,15 +78,14 @@ def compute_domain_placement(nodes_info: t.Any, nodes: int, gpus_per_node: int, 
             raise PlacementError(f"the nodes are not in one NVLink clique: {listed}")
     if too_small and not any(len(members) >= nodes for members in candidates.values()):
         raise PlacementError(f"{gpus_per_node} GPUs per node asked, more than these "
-                                 f"nodes can allocate: {', '.join(too_small[:10])}")
+                             f"nodes can allocate: {', '.join(too_small[:10])}")
     usable = {key: sorted(members) for key, members in sorted(candidates.items())
               if len(members) >= nodes and (clique is None or key == clique)}
     if not usable:
         counts = ", ".join(f"{key}: {len(members)}" for key, members in sorted(candidates.items())) or "none"
         wanted = f"clique {clique}" if clique else "any clique"
         raise PlacementError(f"{nodes} Ready nodes with {gpus_per_node} allocatable "
-                                 f"GPUs wanted in {wanted}; Ready nodes per clique: {counts}")
+                             f"GPUs wanted in {wanted}; Ready nodes per clique: {counts}")
     chosen_clique, members = next(iter(usable.items()))
     return {"clique": chosen_clique, "nodes": members[:nodes], "gpu_model": models[chosen_clique],
             "slots_per_worker": gpus_per_node, "np": nodes * gpus_per_node, "ppr": f"ppr:{gpus_per_node}:node"}
-

@@ -117,4 +117,3 @@ def dra_driver_prerequisites(hostvars: Mapping, hosts: t.Sequence[str], cluster:
         checks += [_imex(facts), _cliques(hostvars, facts, cluster, chosen)]
     problems = [check["message"] for check in checks if check["status"] == "fail"]
     return {"ok": not problems, "checks": checks, "problems": problems}
-

@@ -76,4 +76,3 @@ def dra_driver_values(gpu_operator: Mapping | None, settings: Mapping | None = N
         values["imagePullSecrets"] = [{"name": name} for name in pull_secrets]
     return {"values": values, "decisions": {"gpus": {"enabled": gpus, "reason": gpus_reason},
                                             "driver_root": {"path": root, "reason": root_reason}}}
-

@@ -170,4 +170,3 @@ def gpu_operator_values(hostvars: Mapping, hosts: t.Sequence[str], settings: Map
             "hosts": sorted(facts),
         },
     }
-

@@ -31,7 +31,7 @@ def judge_ib_write_bw(parsed: t.Any, line_rate_gbps: t.Any, min_fraction: float 
         raise IbWriteBwJudgeError("expected the result of gpufabric.cluster.parse_ib_write_bw")
     if isinstance(line_rate_gbps, bool) or not isinstance(line_rate_gbps, (int, float)) or line_rate_gbps <= 0:
         raise IbWriteBwJudgeError(f"{where}the line rate is unknown ({line_rate_gbps!r}); "
-                                 "the port's rate must come from the ConnectX facts (rate_gbps)")
+                                  "the port's rate must come from the ConnectX facts (rate_gbps)")
     if isinstance(min_fraction, bool) or not isinstance(min_fraction, (int, float)) or not 0 < min_fraction <= 1:
         raise IbWriteBwJudgeError(f"min_fraction must be in (0, 1], got {min_fraction!r}")
     required = round(float(line_rate_gbps) * min_fraction, 2)
@@ -47,4 +47,3 @@ def judge_ib_write_bw(parsed: t.Any, line_rate_gbps: t.Any, min_fraction: float 
                            f"below the required {min_fraction:.0%} ({required} Gb/s)")
     return {"status": "fail" if reasons else "pass", "reasons": reasons, "best_average_gbps": best,
             "line_rate_gbps": float(line_rate_gbps), "required_gbps": required, "fraction_of_line_rate": fraction}
-

@@ -98,7 +98,7 @@ def judge_nvbandwidth(parsed: t.Any, nodes: int, gpus_per_node: int, gpu_model: 
         threshold = default_threshold(gpu_model, peak_fraction)
         if threshold is None:
             raise NvbandwidthJudgeError(f"no default bandwidth threshold for GPU model {gpu_model!r}; "
-                                     "give threshold_gbps")
+                                        "give threshold_gbps")
         source = f"{peak_fraction:.0%} of the NVLink peak of {gpu_model}"
     selected = [case for case in parsed["testcases"] if not testcases or case.get("name") in testcases]
     reasons: list[str] = []
@@ -114,4 +114,3 @@ def judge_nvbandwidth(parsed: t.Any, nodes: int, gpus_per_node: int, gpu_model: 
         reasons.extend(case_reasons)
     return {"status": "fail" if reasons else "pass", "reasons": reasons, "threshold_gbps": threshold,
             "threshold_source": source, "gpus": nodes * gpus_per_node, "testcases": verdicts}
-

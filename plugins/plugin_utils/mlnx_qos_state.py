@@ -35,4 +35,3 @@ def mlnx_qos_state(text: t.Any) -> dict[str, str | None]:
         "trust": trust.group("trust") if trust else None,
         "pfc": ",".join(enabled.group("flags").split()) if enabled else None,
     }
-

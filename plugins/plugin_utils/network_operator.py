@@ -337,4 +337,3 @@ def network_operator_resources(hostvars: Mapping, hosts: t.Sequence[str], settin
              for rail in rails]
     return {"policy": policy, "networks": networks, "ippools": ippools, "rails": shown,
             "decisions": {"ofed": {"mode": ofed, "reason": ofed_reason}, "subnets": subnets_from}}
-

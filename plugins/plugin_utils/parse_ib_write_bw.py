@@ -110,4 +110,3 @@ def parse_ib_write_bw(output: t.Any) -> dict:
     large = [row["bw_average_gbps"] for row in parsed_rows if row["bytes"] >= LARGE_MESSAGE_BYTES]
     return {"test": test, "settings": settings, "unit": unit, "rows": parsed_rows,
             "best_average_gbps": max(large) if large else None}
-

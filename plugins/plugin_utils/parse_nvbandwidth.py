@@ -165,6 +165,5 @@ def parse_nvbandwidth(output: t.Any) -> dict:
     parsed = _from_json(document) if document is not None else _from_text(output.splitlines())
     if not parsed["testcases"]:
         raise NvbandwidthParseError("no testcase found in the output "
-                                 "(expected 'Running <testcase>.' lines or a JSON document with 'nvbandwidth')")
+                                    "(expected 'Running <testcase>.' lines or a JSON document with 'nvbandwidth')")
     return parsed
-

@@ -337,4 +337,3 @@ def preflight_report(hostvars: Mapping, hosts: list[str], settings: Mapping | No
         "hosts": report_hosts,
         "imex_domains": domains,
     }
-

@@ -98,7 +98,6 @@ def rdma_test_plan(hostvars: t.Any, pairs: t.Any, rails: t.Any, memory: t.Any = 
     return tests
 
 
-
 def _count(value: t.Any) -> int:
     try:
         return int(str(value or "0"))

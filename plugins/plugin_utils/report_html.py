@@ -145,4 +145,3 @@ def validation_report_html(results: t.Any, title: str = "gpufabric.cluster valid
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
             f"<title>{_escape(title)}</title><style>{STYLE}</style></head>\n<body>\n"
             + "\n".join(body) + "\n</body></html>\n")
-

@@ -18,6 +18,7 @@ from collections.abc import Mapping
 class ReportError(ValueError):
     """Input that is not the report a renderer expects."""
 
+
 _ICONS = {"pass": "PASS", "warn": "WARN", "fail": "FAIL", "skip": "skip", "no_hardware": "NO HW"}
 
 
@@ -57,7 +58,6 @@ def preflight_markdown(report: Mapping, title: str = "GPU fabric readiness") -> 
                          f"| {_ICONS.get(domain['status'], domain['status'])} "
                          f"| {_cell(domain['problems'] + domain['notes'])} |")
     return "\n".join(lines) + "\n"
-
 
 
 def _outcome(host: str, summary: Mapping) -> str:

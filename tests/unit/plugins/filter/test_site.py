@@ -102,8 +102,8 @@ def test_validation_markdown_is_what_validate_yml_wrote():
     from ansible_collections.gpufabric.cluster.plugins.filter.validation_markdown import validation_markdown
 
     validation = {"compute_domain": {"verdict": {"status": "pass"}},
-                  "rdma": [{"name": "0-mlx5-0-cuda", "verdict": {"status": "fail", "best_average_gbps": 180.5,
-                                                                  "line_rate_gbps": 400}}],
+                  "rdma": [{"name": "0-mlx5-0-cuda",
+                            "verdict": {"status": "fail", "best_average_gbps": 180.5, "line_rate_gbps": 400}}],
                   "failures": ["RDMA: 0-mlx5-0-cuda below line rate"]}
     assert validation_markdown(validation) == (
         "# gpufabric.cluster validation: FAIL\n\n- ComputeDomain: pass (compute-domain.md)\n"
