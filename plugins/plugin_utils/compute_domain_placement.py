@@ -9,7 +9,8 @@ The logic of the ``gpufabric.cluster.compute_domain_placement`` filter; errors a
 from __future__ import annotations
 
 import typing as t
-from collections.abc import Mapping
+
+from ansible_collections.gpufabric.cluster.plugins.plugin_utils.k8s_nodes import GPU_RESOURCE, allocatable, node_ready
 
 
 class PlacementError(ValueError):
@@ -18,26 +19,12 @@ class PlacementError(ValueError):
 
 CLIQUE_LABEL = "nvidia.com/gpu.clique"
 PRODUCT_LABEL = "nvidia.com/gpu.product"
-GPU_RESOURCE = "nvidia.com/gpu"
 
 
 def _positive(label: str, value: t.Any) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         raise PlacementError(f"{label} must be a positive integer, got {value!r}")
     return value
-
-
-def _allocatable_gpus(node: Mapping) -> int:
-    value = ((node.get("status") or {}).get("allocatable") or {}).get(GPU_RESOURCE, "0")
-    try:
-        return int(str(value))
-    except ValueError:
-        return 0
-
-
-def _ready(node: Mapping) -> bool:
-    conditions = (node.get("status") or {}).get("conditions") or []
-    return any(c.get("type") == "Ready" and c.get("status") == "True" for c in conditions)
 
 
 def compute_domain_placement(nodes_info: t.Any, nodes: int, gpus_per_node: int, clique: str | None = None,
@@ -60,11 +47,11 @@ def compute_domain_placement(nodes_info: t.Any, nodes: int, gpus_per_node: int, 
     for node in nodes_info:
         metadata = node.get("metadata") or {}
         name, labels = metadata.get("name"), metadata.get("labels") or {}
-        by_name[name] = (labels.get(CLIQUE_LABEL), _allocatable_gpus(node), _ready(node))
-        if not labels.get(CLIQUE_LABEL) or not _ready(node) or (node_names and name not in node_names):
+        by_name[name] = (labels.get(CLIQUE_LABEL), allocatable(node, GPU_RESOURCE), node_ready(node))
+        if not labels.get(CLIQUE_LABEL) or not node_ready(node) or (node_names and name not in node_names):
             continue
-        if _allocatable_gpus(node) < gpus_per_node:
-            too_small.append(f"{name} ({_allocatable_gpus(node)})")
+        if allocatable(node, GPU_RESOURCE) < gpus_per_node:
+            too_small.append(f"{name} ({allocatable(node, GPU_RESOURCE)})")
             continue
         candidates.setdefault(labels[CLIQUE_LABEL], []).append(name)
         models.setdefault(labels[CLIQUE_LABEL], labels.get(PRODUCT_LABEL, ""))

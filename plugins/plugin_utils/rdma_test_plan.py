@@ -13,8 +13,9 @@ from __future__ import annotations
 import typing as t
 from collections.abc import Mapping
 
+from ansible_collections.gpufabric.cluster.plugins.plugin_utils.k8s_nodes import GPU_RESOURCE, allocatable, node_ready
+
 MEMORY_MODES = ("host", "cuda", "cuda_dmabuf")
-GPU_RESOURCE = "nvidia.com/gpu"
 
 
 class RdmaTestPlanError(ValueError):
@@ -98,18 +99,6 @@ def rdma_test_plan(hostvars: t.Any, pairs: t.Any, rails: t.Any, memory: t.Any = 
     return tests
 
 
-def _count(value: t.Any) -> int:
-    try:
-        return int(str(value or "0"))
-    except ValueError:
-        return 0
-
-
-def _ready(node: Mapping) -> bool:
-    conditions = (node.get("status") or {}).get("conditions") or []
-    return any(item.get("type") == "Ready" and item.get("status") == "True" for item in conditions)
-
-
 def test_nodes(plan: t.Sequence[Mapping], nodes: Mapping[str, Mapping | None], resource: str) -> dict[str, list[str]]:
     """What keeps the nodes of ``plan`` from running it: ``{not_ready, short}``, both empty when nothing does.
 
@@ -127,11 +116,11 @@ def test_nodes(plan: t.Sequence[Mapping], nodes: Mapping[str, Mapping | None], r
     not_ready, short = [], []
     for name in names:
         node = nodes.get(name)
-        if not node or not _ready(node):
+        if not node or not node_ready(node):
             not_ready.append(name)
-        allocatable = ((node or {}).get("status") or {}).get("allocatable") or {}
-        if _count(allocatable.get(resource)) < 1:
+        if allocatable(node or {}, resource) < 1:
             short.append(f"{name}: no {resource}")
-        elif _count(allocatable.get(GPU_RESOURCE)) < gpus_needed.get(name, 0):
-            short.append(f"{name}: {allocatable.get(GPU_RESOURCE) or '0'} {GPU_RESOURCE}, {gpus_needed[name]} needed")
+        elif allocatable(node or {}, GPU_RESOURCE) < gpus_needed.get(name, 0):
+            found = (((node or {}).get("status") or {}).get("allocatable") or {}).get(GPU_RESOURCE) or "0"
+            short.append(f"{name}: {found} {GPU_RESOURCE}, {gpus_needed[name]} needed")
     return {"not_ready": not_ready, "short": short}
