@@ -57,7 +57,7 @@ def _facts_of(host_vars: Mapping) -> dict | None:
     return dict(gpufabric) if gpufabric else None
 
 
-def address_of(name: str, host_vars: Mapping) -> tuple[str | None, str | None]:
+def site_imex_address(name: str, host_vars: Mapping) -> tuple[str | None, str | None]:
     """The IMEX address of a host by the shared rule over the site variables, or ``(None, why)``."""
     settings = {key: host_vars.get(variable, default) for key, (variable, default) in IMEX_ADDRESS_VARIABLES.items()}
     try:
@@ -280,7 +280,7 @@ def preflight_report(hostvars: Mapping, hosts: list[str], settings: Mapping | No
             report_hosts[name] = {"status": "fail", "summary": "no gpufabric facts (host unreachable or probe failed)",
                                   "checks": [_check("probe", "fail", "no gpufabric facts were gathered")]}
             continue
-        address, why = address_of(name, host_vars)
+        address, why = site_imex_address(name, host_vars)
         collected[name] = {"facts": facts, "address": address, "why": why}
         gpu = facts.get("gpu") or {}
         connectx = facts.get("connectx") or {}
