@@ -1,92 +1,31 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpufabric.cluster contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Choose the nodes of a ComputeDomain validation job: N nodes of one NVLink clique with G GPUs each."""
+"""The ``gpufabric.cluster.compute_domain_placement`` filter: the nodes of a ComputeDomain test.
+
+A thin wrapper over :func:`...plugin_utils.compute_domain_placement.compute_domain_placement`, which holds the logic.
+"""
 
 from __future__ import annotations
 
 import typing as t
-from collections.abc import Mapping
 
 from ansible.errors import AnsibleFilterError
 
-CLIQUE_LABEL = "nvidia.com/gpu.clique"
-PRODUCT_LABEL = "nvidia.com/gpu.product"
-GPU_RESOURCE = "nvidia.com/gpu"
-
-
-def _positive(label: str, value: t.Any) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise AnsibleFilterError(f"compute_domain_placement: {label} must be a positive integer, got {value!r}")
-    return value
-
-
-def _allocatable_gpus(node: Mapping) -> int:
-    value = ((node.get("status") or {}).get("allocatable") or {}).get(GPU_RESOURCE, "0")
-    try:
-        return int(str(value))
-    except ValueError:
-        return 0
-
-
-def _ready(node: Mapping) -> bool:
-    conditions = (node.get("status") or {}).get("conditions") or []
-    return any(c.get("type") == "Ready" and c.get("status") == "True" for c in conditions)
+from ansible_collections.gpufabric.cluster.plugins.plugin_utils import compute_domain_placement as _logic
 
 
 def compute_domain_placement(nodes_info: t.Any, nodes: int, gpus_per_node: int, clique: str | None = None,
                              node_names: list[str] | None = None) -> dict:
-    """Pick ``nodes`` Ready nodes of one clique with at least ``gpus_per_node`` allocatable GPUs each.
-
-    ``nodes_info`` is the ``resources`` list of ``kubernetes.core.k8s_info`` for the Nodes. ``clique`` or
-    ``node_names`` narrow the choice; without them the first clique (sorted) that has enough nodes is used and the
-    nodes are taken in name order. Returns the clique, the node names, the GPU model and the MPI launch
-    parameters derived from ``nodes`` and ``gpus_per_node`` (``slots_per_worker``, ``np``, ``ppr``).
-    """
-    nodes = _positive("nodes", nodes)
-    gpus_per_node = _positive("gpus_per_node", gpus_per_node)
-    if not isinstance(nodes_info, list):
-        raise AnsibleFilterError("compute_domain_placement: expected the resources list of k8s_info for Nodes")
-    candidates: dict[str, list[str]] = {}
-    models: dict[str, str] = {}
-    too_small: list[str] = []
-    by_name = {}
-    for node in nodes_info:
-        metadata = node.get("metadata") or {}
-        name, labels = metadata.get("name"), metadata.get("labels") or {}
-        by_name[name] = (labels.get(CLIQUE_LABEL), _allocatable_gpus(node), _ready(node))
-        if not labels.get(CLIQUE_LABEL) or not _ready(node) or (node_names and name not in node_names):
-            continue
-        if _allocatable_gpus(node) < gpus_per_node:
-            too_small.append(f"{name} ({_allocatable_gpus(node)})")
-            continue
-        candidates.setdefault(labels[CLIQUE_LABEL], []).append(name)
-        models.setdefault(labels[CLIQUE_LABEL], labels.get(PRODUCT_LABEL, ""))
-    if node_names:
-        unknown = [name for name in node_names if name not in by_name]
-        if unknown:
-            raise AnsibleFilterError(f"compute_domain_placement: node(s) not in the cluster: {', '.join(unknown)}")
-        cliques = {by_name[name][0] for name in node_names}
-        if len(cliques) > 1 or None in cliques:
-            listed = ", ".join(f"{name} ({by_name[name][0] or 'no clique label'})" for name in node_names)
-            raise AnsibleFilterError(f"compute_domain_placement: the nodes are not in one NVLink clique: {listed}")
-    if too_small and not any(len(members) >= nodes for members in candidates.values()):
-        raise AnsibleFilterError(f"compute_domain_placement: {gpus_per_node} GPUs per node asked, more than these "
-                                 f"nodes can allocate: {', '.join(too_small[:10])}")
-    usable = {key: sorted(members) for key, members in sorted(candidates.items())
-              if len(members) >= nodes and (clique is None or key == clique)}
-    if not usable:
-        counts = ", ".join(f"{key}: {len(members)}" for key, members in sorted(candidates.items())) or "none"
-        wanted = f"clique {clique}" if clique else "any clique"
-        raise AnsibleFilterError(f"compute_domain_placement: {nodes} Ready nodes with {gpus_per_node} allocatable "
-                                 f"GPUs wanted in {wanted}; Ready nodes per clique: {counts}")
-    chosen_clique, members = next(iter(usable.items()))
-    return {"clique": chosen_clique, "nodes": members[:nodes], "gpu_model": models[chosen_clique],
-            "slots_per_worker": gpus_per_node, "np": nodes * gpus_per_node, "ppr": f"ppr:{gpus_per_node}:node"}
+    """See the filter documentation."""
+    try:
+        return _logic.compute_domain_placement(nodes_info, nodes, gpus_per_node, clique, node_names)
+    except _logic.PlacementError as exc:
+        raise AnsibleFilterError(f"compute_domain_placement: {exc}") from None
 
 
 class FilterModule:
-    """The ComputeDomain placement."""
+    """The ``compute_domain_placement`` filter."""
 
     def filters(self) -> dict[str, t.Callable]:
         """Return the filters of this file."""

@@ -1,11 +1,10 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpufabric.cluster contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The ``gpufabric.cluster.dra_driver_prerequisites`` filter: may the NVIDIA DRA driver be installed?
+"""The ``gpufabric.cluster.dra_driver_prerequisites`` filter: the DRA driver's prerequisites, checked first.
 
-Judges, before anything is installed: the Kubernetes version and its DRA API (``resource.k8s.io``), the
-NVIDIA driver on every GPU host (host-installed or the GPU Operator's), the host ``nvidia-imex`` service
-masked (the DRA driver runs IMEX), and the ``nvidia.com/gpu.clique`` label of every GPU host's node.
+A thin wrapper over :func:`...plugin_utils.dra_driver_prerequisites.dra_driver_prerequisites`, which holds the
+logic.
 """
 
 from __future__ import annotations
@@ -15,117 +14,21 @@ from collections.abc import Mapping
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.gpufabric.cluster.plugins.plugin_utils.cluster_roles import (
-    ClusterRoleError,
-    at_least,
-    host_facts,
-)
-
-CLIQUE_LABEL = "nvidia.com/gpu.clique"
-DEFAULTS = {
-    "min_kubernetes_version": "1.34.2",
-    "oldest_kubernetes_version": "1.32.0",
-    "min_driver_version": "570.158.01",
-    "compute_domains": True,
-    "node_name_var": "dra_driver_node_name",
-}
-
-
-def _check(name: str, problems: list[str], ok: str) -> dict:
-    return {"name": name, "status": "fail" if problems else "pass", "message": "; ".join(problems) or ok}
-
-
-def _kubernetes(cluster: Mapping, settings: Mapping) -> dict:
-    version = str(cluster.get("version") or "")
-    served = sorted(str(api) for api in cluster.get("apis") or [] if str(api).startswith("resource.k8s.io/"))
-    if not version:
-        return _check("kubernetes", ["the API server reported no version"], "")
-    if not at_least(version, settings["oldest_kubernetes_version"]):
-        return _check("kubernetes", [f"Kubernetes {version} is older than {settings['oldest_kubernetes_version']}, "
-                                     "the oldest the nvidia-dra-driver-gpu chart accepts"], "")
-    if not served:
-        return _check("kubernetes", [
-            f"Kubernetes {version} serves no resource.k8s.io API: Dynamic Resource Allocation is off; it needs "
-            f"Kubernetes >= {settings['min_kubernetes_version']} (dra_driver_min_kubernetes_version) or the "
-            "DynamicResourceAllocation feature gates and the resource.k8s.io runtime config"], "")
-    if at_least(version, settings["min_kubernetes_version"]) and "resource.k8s.io/v1" in served:
-        return _check("kubernetes", [], f"Kubernetes {version} with DRA ({', '.join(served)})")
-    return _check("kubernetes", [], f"Kubernetes {version} is older than {settings['min_kubernetes_version']} "
-                                    f"but serves DRA through the feature gates ({', '.join(served)})")
-
-
-def _driver(facts: Mapping[str, Mapping], operator: Mapping, settings: Mapping) -> dict:
-    minimum = settings["min_driver_version"]
-    problems = []
-    for host, item in sorted(facts.items()):
-        gpu = item.get("gpu") or {}
-        version = gpu.get("driver_version") if gpu.get("driver_loaded") else None
-        where = f"host {host}"
-        if not version and operator.get("driver_enabled"):
-            version, where = operator.get("driver_version"), f"the GPU Operator's driver for {host}"
-        if not version:
-            problems.append(f"host {host} has no NVIDIA driver loaded and the GPU Operator does not install one")
-        elif not at_least(version, minimum):
-            problems.append(f"{where}: driver {version} is older than {minimum} (dra_driver_min_driver_version)")
-    return _check("driver", problems, f"NVIDIA driver at least {minimum} on every GPU host ({len(facts)})")
-
-
-def _imex(facts: Mapping[str, Mapping]) -> dict:
-    problems = []
-    for host, item in sorted(facts.items()):
-        service = (item.get("imex") or {}).get("service") or {}
-        if service.get("exists") and not service.get("masked"):
-            state = "active" if service.get("active") else ("enabled" if service.get("enabled") else "not masked")
-            problems.append(f"host {host}: the host nvidia-imex service is {state}; the DRA driver runs IMEX, mask it "
-                            "(gpufabric.cluster.nvidia_imex with nvidia_imex_mode=dra)")
-    return _check("imex", problems, "host nvidia-imex masked or absent on every GPU host")
-
-
-def _cliques(hostvars: Mapping, facts: Mapping[str, Mapping], cluster: Mapping, settings: Mapping) -> dict:
-    nodes = {str(node.get("name")): dict(node.get("labels") or {}) for node in cluster.get("nodes") or []}
-    problems, labelled = [], 0
-    for host, item in sorted(facts.items()):
-        cliques = sorted((item.get("gpu") or {}).get("cliques") or [])
-        if not cliques:
-            continue
-        node = str((hostvars.get(host) or {}).get(settings["node_name_var"]) or host)
-        if len(cliques) > 1:
-            problems.append(f"host {host}: its GPUs are in several fabric cliques ({', '.join(cliques)})")
-        elif node not in nodes:
-            problems.append(f"host {host}: no Kubernetes node {node} "
-                            f"(set {settings['node_name_var']} to its node name)")
-        elif nodes[node].get(CLIQUE_LABEL) != cliques[0]:
-            found = nodes[node].get(CLIQUE_LABEL)
-            problems.append(f"node {node} (host {host}): label {CLIQUE_LABEL} is {found or 'missing'}, its GPUs are in "
-                            f"clique {cliques[0]}")
-        else:
-            labelled += 1
-    return _check("cliques", problems, f"{CLIQUE_LABEL} present and right on the nodes of {labelled} GPU hosts")
+from ansible_collections.gpufabric.cluster.plugins.plugin_utils import dra_driver_prerequisites as _logic
+from ansible_collections.gpufabric.cluster.plugins.plugin_utils.cluster_roles import ClusterRoleError
 
 
 def dra_driver_prerequisites(hostvars: Mapping, hosts: t.Sequence[str], cluster: Mapping,
                              settings: Mapping | None = None) -> dict:
-    """Return ``{ok, checks, problems}``; see the filter documentation."""
+    """See the filter documentation."""
     try:
-        chosen = dict(DEFAULTS)
-        unknown = sorted(set(settings or {}) - set(DEFAULTS))
-        if unknown:
-            raise ClusterRoleError(f"unknown setting(s) {', '.join(unknown)}; known: {', '.join(DEFAULTS)}")
-        chosen.update({key: value for key, value in (settings or {}).items() if value is not None})
-        if not isinstance(cluster, Mapping):
-            raise ClusterRoleError(f"cluster must be a dict, got {type(cluster).__name__}")
-        facts = host_facts(hostvars, hosts, "dra_driver_hosts")
+        return _logic.dra_driver_prerequisites(hostvars, hosts, cluster, settings)
     except ClusterRoleError as exc:
         raise AnsibleFilterError(f"dra_driver: {exc}") from None
-    checks = [_kubernetes(cluster, chosen), _driver(facts, cluster.get("gpu_operator") or {}, chosen)]
-    if chosen["compute_domains"]:
-        checks += [_imex(facts), _cliques(hostvars, facts, cluster, chosen)]
-    problems = [check["message"] for check in checks if check["status"] == "fail"]
-    return {"ok": not problems, "checks": checks, "problems": problems}
 
 
 class FilterModule:
-    """The DRA driver prerequisites filter."""
+    """The ``dra_driver_prerequisites`` filter."""
 
     def filters(self) -> dict[str, t.Callable]:
         """Return the filters of this file."""

@@ -3,8 +3,7 @@
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The ``gpufabric.cluster.dra_driver_values`` filter: nvidia-dra-driver-gpu chart values.
 
-GPU resources agree with the GPU Operator's device plugin (never both), ``nvidiaDriverRoot`` is where the
-driver lives (``/`` on the host, the GPU Operator's driver install directory otherwise).
+A thin wrapper over :func:`...plugin_utils.dra_driver_values.dra_driver_values`, which holds the logic.
 """
 
 from __future__ import annotations
@@ -14,77 +13,20 @@ from collections.abc import Mapping
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.gpufabric.cluster.plugins.plugin_utils.cluster_roles import (
-    ClusterRoleError,
-    registry_repository,
-    secret_names,
-)
-
-DEFAULTS = {
-    "gpus": "auto",
-    "compute_domains": True,
-    "driver_root": "",
-    "webhook": False,
-    "image_registry": "",
-    "image_pull_secrets": [],
-}
-REPOSITORY = "nvcr.io/nvidia/k8s-dra-driver-gpu"
+from ansible_collections.gpufabric.cluster.plugins.plugin_utils import dra_driver_values as _logic
+from ansible_collections.gpufabric.cluster.plugins.plugin_utils.cluster_roles import ClusterRoleError
 
 
 def dra_driver_values(gpu_operator: Mapping | None, settings: Mapping | None = None) -> dict:
-    """Return ``{values, decisions}``; see the filter documentation."""
-    operator = dict(gpu_operator or {})
+    """See the filter documentation."""
     try:
-        chosen = dict(DEFAULTS)
-        unknown = sorted(set(settings or {}) - set(DEFAULTS))
-        if unknown:
-            raise ClusterRoleError(f"unknown setting(s) {', '.join(unknown)}; known: {', '.join(DEFAULTS)}")
-        chosen.update({key: value for key, value in (settings or {}).items() if value is not None})
-        if chosen["gpus"] not in ("auto", "enabled", "disabled"):
-            raise ClusterRoleError(f"dra_driver_gpus must be auto, enabled or disabled, got {chosen['gpus']!r}")
-        device_plugin = bool(operator.get("device_plugin"))
-        if chosen["gpus"] == "enabled" and device_plugin:
-            raise ClusterRoleError("dra_driver_gpus is enabled but the GPU Operator's device plugin runs "
-                                   "(ClusterPolicy spec.devicePlugin.enabled, gpu_operator_device_plugin): the GPUs "
-                                   "would be published twice; set gpu_operator_device_plugin to false or "
-                                   "dra_driver_gpus to auto")
-        if chosen["gpus"] == "auto":
-            gpus = not device_plugin
-            gpus_reason = ("the GPU Operator's device plugin publishes the GPUs" if device_plugin
-                           else "no GPU Operator device plugin runs")
-        else:
-            gpus, gpus_reason = chosen["gpus"] == "enabled", f"dra_driver_gpus is {chosen['gpus']}"
-        if not gpus and not chosen["compute_domains"]:
-            raise ClusterRoleError("dra_driver_compute_domains is false and GPU resources are off "
-                                   f"({gpus_reason}): the DRA driver would do nothing")
-        if chosen["driver_root"]:
-            root, root_reason = str(chosen["driver_root"]), "dra_driver_driver_root"
-        elif operator.get("driver_enabled"):
-            root = str(operator.get("driver_install_dir") or "/run/nvidia/driver")
-            root_reason = "the GPU Operator installs the driver"
-        else:
-            root, root_reason = "/", "the driver is installed on the hosts"
-        pull_secrets = secret_names(chosen["image_pull_secrets"], "dra_driver_image_pull_secrets")
+        return _logic.dra_driver_values(gpu_operator, settings)
     except ClusterRoleError as exc:
         raise AnsibleFilterError(f"dra_driver: {exc}") from None
-    values: dict[str, t.Any] = {
-        "nvidiaDriverRoot": root,
-        "resources": {"gpus": {"enabled": gpus}, "computeDomains": {"enabled": bool(chosen["compute_domains"])}},
-        "webhook": {"enabled": bool(chosen["webhook"])},
-    }
-    if gpus:
-        # The chart refuses GPU resources unless told that they are meant (they are, decided above).
-        values["gpuResourcesEnabledOverride"] = True
-    if chosen["image_registry"]:
-        values["image"] = {"repository": registry_repository(REPOSITORY, chosen["image_registry"])}
-    if pull_secrets:
-        values["imagePullSecrets"] = [{"name": name} for name in pull_secrets]
-    return {"values": values, "decisions": {"gpus": {"enabled": gpus, "reason": gpus_reason},
-                                            "driver_root": {"path": root, "reason": root_reason}}}
 
 
 class FilterModule:
-    """The DRA driver values filter."""
+    """The ``dra_driver_values`` filter."""
 
     def filters(self) -> dict[str, t.Callable]:
         """Return the filters of this file."""

@@ -14,7 +14,8 @@ from collections.abc import Mapping
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.gpufabric.cluster.plugins.plugin_utils.imex_domains import ImexDomainError, derive_domains
+from ansible_collections.gpufabric.cluster.plugins.plugin_utils.imex_address import ImexAddressError
+from ansible_collections.gpufabric.cluster.plugins.plugin_utils.imex_domains import derive_domains
 
 
 def imex_domains(hostvars: Mapping, hosts: t.Sequence[str], domains: t.Any = None, family: str = "ipv4",
@@ -27,7 +28,7 @@ def imex_domains(hostvars: Mapping, hosts: t.Sequence[str], domains: t.Any = Non
         return derive_domains(hostvars, [str(host) for host in hosts], domains=domains, family=family,
                               interface=interface or None, address_var=address_var, variable=variable,
                               address_label=address_label)
-    except ImexDomainError as exc:
+    except ImexAddressError as exc:
         raise AnsibleFilterError(f"imex_domains: {exc}") from None
 
 

@@ -1,38 +1,30 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpufabric.cluster contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The ``gpufabric.cluster.mlnx_qos_state`` filter: trust mode and PFC priorities from ``mlnx_qos -i <netdev>``."""
+"""The ``gpufabric.cluster.mlnx_qos_state`` filter: the QoS state from the text of mlnx_qos -i.
+
+A thin wrapper over :func:`...plugin_utils.mlnx_qos_state.mlnx_qos_state`, which holds the logic.
+"""
 
 from __future__ import annotations
 
-import re
 import typing as t
 
 from ansible.errors import AnsibleFilterError
 
-_TRUST_RE = re.compile(r"^\s*Priority trust state:\s*(?P<trust>\S+)\s*$", re.MULTILINE)
-_ENABLED_RE = re.compile(r"^\s*enabled\s+(?P<flags>[01](?:\s+[01]){7})\s*$", re.MULTILINE)
+from ansible_collections.gpufabric.cluster.plugins.plugin_utils import mlnx_qos_state as _logic
 
 
 def mlnx_qos_state(text: t.Any) -> dict[str, str | None]:
-    """Return ``{trust, pfc}``: the trust state and the PFC enabled flags as ``mlnx_qos --pfc`` takes them.
-
-    ``pfc`` is read from the ``enabled`` row below ``PFC configuration:`` (``0,0,0,1,0,0,0,0``); a value the
-    output does not show is None.
-    """
-    if not isinstance(text, str):
-        raise AnsibleFilterError(f"mlnx_qos_state: expected the text of mlnx_qos -i, got {type(text).__name__}")
-    trust = _TRUST_RE.search(text)
-    pfc_section = text.split("PFC configuration:", 1)
-    enabled = _ENABLED_RE.search(pfc_section[1]) if len(pfc_section) == 2 else None
-    return {
-        "trust": trust.group("trust") if trust else None,
-        "pfc": ",".join(enabled.group("flags").split()) if enabled else None,
-    }
+    """See the filter documentation."""
+    try:
+        return _logic.mlnx_qos_state(text)
+    except _logic.MlnxQosError as exc:
+        raise AnsibleFilterError(f"mlnx_qos_state: {exc}") from None
 
 
 class FilterModule:
-    """The mlnx_qos parser."""
+    """The ``mlnx_qos_state`` filter."""
 
     def filters(self) -> dict[str, t.Callable]:
         """Return the filters of this file."""

@@ -1,113 +1,30 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpufabric.cluster contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Parse perftest bandwidth output (ib_write_bw, ib_read_bw, ib_send_bw) into rows in Gb/s."""
+"""The ``gpufabric.cluster.parse_ib_write_bw`` filter: ib_write_bw output parsed into a bandwidth table.
+
+A thin wrapper over :func:`...plugin_utils.parse_ib_write_bw.parse_ib_write_bw`, which holds the logic.
+"""
 
 from __future__ import annotations
 
-import re
 import typing as t
 
 from ansible.errors import AnsibleFilterError
 
-# perftest prints MiB/sec (older builds: MB/sec, also 2^20 bytes) unless --report_gbits asks for Gb/sec.
-_TO_GBPS = {"Gb/sec": 1.0, "MiB/sec": 1048576 * 8 / 1e9, "MB/sec": 1048576 * 8 / 1e9}
-LARGE_MESSAGE_BYTES = 65536
-
-_DASHES_RE = re.compile(r"^-{20,}$")
-_PAIR_RE = re.compile(r"(?P<key>[A-Za-z][^:]*?)\s*:\s*(?P<value>\S(?:.*?\S)?)(?=\s{2,}[A-Za-z][^:]*?\s*:|\s*$)")
-_COLUMN_RE = re.compile(r"#\w+|BW peak\[[^\]]+\]|BW average\[[^\]]+\]|MsgRate\[[^\]]+\]")
-_NUMBER_RE = re.compile(r"^-?\d+(?:\.\d+)?$")
-
-
-def _column_key(label: str) -> str:
-    if label.startswith("BW peak"):
-        return "peak"
-    if label.startswith("BW average"):
-        return "average"
-    if label.startswith("MsgRate"):
-        return "msg_rate"
-    return label.lstrip("#")
-
-
-def _unit_of(columns: list[str]) -> str:
-    for label in columns:
-        if label.startswith("BW average"):
-            unit = label[label.index("[") + 1:-1]
-            if unit not in _TO_GBPS:
-                raise AnsibleFilterError(f"parse_ib_write_bw: unknown bandwidth unit {unit!r} in {label!r}")
-            return unit
-    raise AnsibleFilterError("parse_ib_write_bw: the table has no 'BW average[...]' column")
+from ansible_collections.gpufabric.cluster.plugins.plugin_utils import parse_ib_write_bw as _logic
 
 
 def parse_ib_write_bw(output: t.Any) -> dict:
-    """Parse perftest bandwidth output.
-
-    Returns ``test`` (the banner, e.g. ``RDMA_Write BW Test``), ``settings`` (the header's key/value pairs),
-    ``unit`` (as printed), ``rows`` (``bytes``, ``iterations``, ``bw_peak_gbps`` (``None`` when not measured),
-    ``bw_average_gbps``, ``msg_rate_mpps``, and ``sl`` when QoS is shown) and ``best_average_gbps``: the best
-    average over messages of at least 64 KiB (``None`` when no row is that large).
-    """
-    if isinstance(output, (list, tuple)):
-        output = "\n".join(str(line) for line in output)
-    if not isinstance(output, str):
-        raise AnsibleFilterError(f"parse_ib_write_bw: expected the tool's output as text, got {type(output).__name__}")
-    lines = [line.rstrip() for line in output.splitlines()]
-    test = None
-    settings: dict[str, str] = {}
-    columns: list[str] = []
-    rows: list[dict] = []
-    in_header = False
-    peak_measured = True
-    for line in lines:
-        stripped = line.strip()
-        if _DASHES_RE.match(stripped):
-            in_header = test is None and not settings and not columns
-            continue
-        if "BW peak won't be measured" in stripped:
-            peak_measured = False
-            continue
-        if stripped.endswith(" Test") and test is None and not columns:
-            test = stripped
-            in_header = True
-            continue
-        if in_header and test is not None and ":" in stripped and not columns:
-            for match in _PAIR_RE.finditer(stripped):
-                settings.setdefault(match.group("key").strip(), match.group("value").strip())
-            continue
-        if stripped.startswith("#bytes"):
-            columns = _COLUMN_RE.findall(stripped)
-            continue
-        if not columns:
-            continue
-        cells = stripped.split()
-        if len(cells) != len(columns) or not all(_NUMBER_RE.match(cell) for cell in cells):
-            continue
-        values = {_column_key(label): cell for label, cell in zip(columns, cells, strict=True)}
-        rows.append(values)
-    if not columns:
-        raise AnsibleFilterError("parse_ib_write_bw: no '#bytes ...' bandwidth table found in the output")
-    unit = _unit_of(columns)
-    factor = _TO_GBPS[unit]
-    parsed_rows = []
-    for values in rows:
-        peak = float(values["peak"]) * factor if "peak" in values and peak_measured else None
-        row = {"bytes": int(values["bytes"]), "iterations": int(values["iterations"]),
-               "bw_peak_gbps": round(peak, 4) if peak is not None else None,
-               "bw_average_gbps": round(float(values["average"]) * factor, 4),
-               "msg_rate_mpps": float(values["msg_rate"]) if "msg_rate" in values else None}
-        if "sl" in values:
-            row["sl"] = int(values["sl"])
-        parsed_rows.append(row)
-    if not parsed_rows:
-        raise AnsibleFilterError("parse_ib_write_bw: the bandwidth table has no rows (did the test fail?)")
-    large = [row["bw_average_gbps"] for row in parsed_rows if row["bytes"] >= LARGE_MESSAGE_BYTES]
-    return {"test": test, "settings": settings, "unit": unit, "rows": parsed_rows,
-            "best_average_gbps": max(large) if large else None}
+    """See the filter documentation."""
+    try:
+        return _logic.parse_ib_write_bw(output)
+    except _logic.IbWriteBwParseError as exc:
+        raise AnsibleFilterError(f"parse_ib_write_bw: {exc}") from None
 
 
 class FilterModule:
-    """The perftest bandwidth output parser."""
+    """The ``parse_ib_write_bw`` filter."""
 
     def filters(self) -> dict[str, t.Callable]:
         """Return the filters of this file."""

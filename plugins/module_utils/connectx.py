@@ -34,6 +34,7 @@ from ansible_collections.gpufabric.cluster.plugins.module_utils.host_files impor
     read_text,
     resolve,
 )
+from ansible_collections.gpufabric.cluster.plugins.module_utils.sort_keys import natural_key
 
 MELLANOX_VENDOR = "0x15b3"
 NVIDIA_VENDOR = "0x10de"
@@ -60,7 +61,6 @@ _BDF_RE = re.compile(r"^[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]$")
 _HOST_BRIDGE_RE = re.compile(r"^pci[0-9a-f]{4}:[0-9a-f]{2}$")
 _CODED_RE = re.compile(r"^\s*(?P<code>\d+)\s*:\s*(?P<name>\S.*?)\s*$")
 _RATE_RE = re.compile(r"^\s*(?P<value>\d+(?:\.\d+)?)\s*Gb/sec\b")
-_NATURAL_RE = re.compile(r"(\d+)")
 
 
 @dataclass(frozen=True)
@@ -103,11 +103,6 @@ class PciFunction:
     vendor: str | None
     pci_class: str | None
     numa_node: int | None
-
-
-def natural_key(name: str) -> tuple:
-    """Sort key that orders embedded numbers by value: ``mlx5_2`` before ``mlx5_10``."""
-    return tuple(int(part) if part.isdigit() else part for part in _NATURAL_RE.split(name))
 
 
 def parse_coded(text: str) -> tuple[int, str]:

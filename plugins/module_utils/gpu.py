@@ -36,6 +36,7 @@ from ansible_collections.gpufabric.cluster.plugins.module_utils.host_files impor
     read_text,
 )
 from ansible_collections.gpufabric.cluster.plugins.module_utils.nvidia_driver import read_nvidia_driver
+from ansible_collections.gpufabric.cluster.plugins.module_utils.sort_keys import pci_key
 
 NVIDIA_VENDOR = 0x10DE
 GPU_CLASSES = (0x0300, 0x0302)  # PCI base class/subclass: VGA compatible, 3D controller
@@ -73,12 +74,6 @@ def normalize_pci_address(bus_id: str) -> str:
         return f"{int(domain, 16):04x}:{int(bus, 16):02x}:{int(device, 16):02x}.{int(function, 16):x}"
     except ValueError:
         raise ParseError(f"{bus_id!r} is not a PCI bus id") from None
-
-
-def _pci_sort_key(address: str) -> tuple[int, ...]:
-    domain, bus, devfn = address.split(":")
-    device, function = devfn.split(".")
-    return int(domain, 16), int(bus, 16), int(device, 16), int(function, 16)
 
 
 def _read_hex(root: str, path: str, errors: list[str]) -> int | None:
@@ -132,7 +127,7 @@ def list_pci_gpus(root: str) -> tuple[list[PciGpu], list[str]]:
             numa_node=_read_numa_node(root, f"{base}/numa_node", errors),
             driver=os.path.basename(driver) if driver else None,
         ))
-    gpus.sort(key=lambda gpu: _pci_sort_key(gpu.address))
+    gpus.sort(key=lambda gpu: pci_key(gpu.address))
     return gpus, errors
 
 

@@ -31,6 +31,7 @@ from ansible_collections.gpufabric.cluster.plugins.module_utils.host_files impor
     read_lines,
     read_text,
 )
+from ansible_collections.gpufabric.cluster.plugins.module_utils.sort_keys import address_key
 
 CONFIG_PATH = "/etc/nvidia-imex/config.cfg"
 DEFAULT_NODES_PATH = "/etc/nvidia-imex/nodes_config.cfg"
@@ -113,11 +114,6 @@ def parse_imex_config(text: str) -> dict[str, str]:
 
 # --- nodes_config.cfg ------------------------------------------------------------------------
 
-def _address_key(address: str) -> tuple[int, int]:
-    parsed = ipaddress.ip_address(address)
-    return parsed.version, int(parsed)
-
-
 def validate_nodes_file(lines: list[str]) -> dict:
     """Validate the lines of an IMEX nodes file (one IP address per line, the same file on every node).
 
@@ -139,7 +135,7 @@ def validate_nodes_file(lines: list[str]) -> dict:
         except ValueError:
             invalid.append({"line": number, "value": entry})
     counts = Counter(addresses)
-    duplicates = sorted((address for address, count in counts.items() if count > 1), key=_address_key)
+    duplicates = sorted((address for address, count in counts.items() if count > 1), key=address_key)
     return {
         "addresses": addresses,
         "duplicates": duplicates,

@@ -34,6 +34,15 @@ PEERMEM_FILES = tuple(f"nvidia{sep}peermem.ko{ext}" for sep in ("-", "_") for ex
 MODULES_LOAD_DIRS = ("/etc/modules-load.d", "/run/modules-load.d", "/usr/lib/modules-load.d", "/lib/modules-load.d")
 ETC_MODULES = "/etc/modules"
 
+# Codes of dma_buf.reasons: the controller decides on these; the messages are for people.
+NO_DRIVER = "no_driver"
+PROPRIETARY_MODULES = "proprietary_modules"
+KERNEL_MODULE_UNKNOWN = "kernel_module_unknown"
+KERNEL_UNKNOWN = "kernel_unknown"
+KERNEL_TOO_OLD = "kernel_too_old"
+HOST_UNREADABLE = "host_unreadable"
+REASON_CODES = (NO_DRIVER, PROPRIETARY_MODULES, KERNEL_MODULE_UNKNOWN, KERNEL_UNKNOWN, KERNEL_TOO_OLD, HOST_UNREADABLE)
+
 _KERNEL_RE = re.compile(r"^\s*(\d+)\.(\d+)(?:\.(\d+))?")
 
 
@@ -116,21 +125,29 @@ def find_module_file(root: str, kernel_release: str | None) -> str | None:
     return None
 
 
+def reason(code: str, message: str) -> dict[str, str]:
+    """One ``dma_buf.reasons`` entry: a code from :data:`REASON_CODES` and the message for people."""
+    return {"code": code, "message": message}
+
+
 def dma_buf_support(driver: dict, kernel_release: str | None) -> dict:
-    """Judge DMA-BUF GPUDirect RDMA support; ``reasons`` names every unmet requirement."""
+    """Judge DMA-BUF GPUDirect RDMA support; ``reasons`` names every unmet requirement as ``{code, message}``."""
     reasons = []
     if not driver.get("loaded"):
-        reasons.append("NVIDIA driver not loaded")
+        reasons.append(reason(NO_DRIVER, "NVIDIA driver not loaded"))
     elif driver.get("kernel_module") == "proprietary":
-        reasons.append("proprietary kernel module loaded; DMA-BUF needs the open kernel module")
+        reasons.append(reason(PROPRIETARY_MODULES,
+                              "proprietary kernel module loaded; DMA-BUF needs the open kernel module"))
     elif driver.get("kernel_module") != "open":
-        reasons.append("NVIDIA kernel module flavour unknown; DMA-BUF needs the open kernel module")
+        reasons.append(reason(KERNEL_MODULE_UNKNOWN,
+                              "NVIDIA kernel module flavour unknown; DMA-BUF needs the open kernel module"))
     version = parse_kernel_version(kernel_release)
     if version is None:
-        reasons.append(f"kernel version {kernel_release!r} unknown; DMA-BUF needs Linux 5.12 or newer"
-                       if kernel_release else "kernel version unknown; DMA-BUF needs Linux 5.12 or newer")
+        reasons.append(reason(KERNEL_UNKNOWN,
+                              f"kernel version {kernel_release!r} unknown; DMA-BUF needs Linux 5.12 or newer"
+                              if kernel_release else "kernel version unknown; DMA-BUF needs Linux 5.12 or newer"))
     elif version[:2] < DMA_BUF_MIN_KERNEL:
-        reasons.append(f"kernel {kernel_release} is older than 5.12")
+        reasons.append(reason(KERNEL_TOO_OLD, f"kernel {kernel_release} is older than 5.12"))
     return {"supported": not reasons, "reasons": reasons}
 
 
@@ -177,7 +194,7 @@ def collect_peermem(root: str, runner: Runner) -> dict:
         root = check_root(root)
     except ProbeRootError as exc:
         errors.append(str(exc))
-        payload["dma_buf"]["reasons"].append(f"host not readable: {exc}")
+        payload["dma_buf"]["reasons"].append(reason(HOST_UNREADABLE, f"host not readable: {exc}"))
         return payload
     kernel = read_text(root, OSRELEASE) or None
     if kernel is None:

@@ -55,14 +55,14 @@ EXAMPLES = r"""
 
 - name: Say why DMA-BUF cannot be used
   ansible.builtin.debug:
-    msg: "DMA-BUF unsupported: {{ peermem.dma_buf.reasons | join('; ') }}"
+    msg: "DMA-BUF unsupported: {{ peermem.dma_buf.reasons | map(attribute='message') | join('; ') }}"
   when: not peermem.dma_buf.supported
 
 - name: Require GPUDirect RDMA
   ansible.builtin.assert:
     that: peermem.gpudirect_rdma.ready
     fail_msg: >-
-      No GPUDirect RDMA: {{ peermem.dma_buf.reasons | join('; ') }};
+      No GPUDirect RDMA: {{ peermem.dma_buf.reasons | map(attribute='message') | join('; ') }};
       nvidia_peermem loaded: {{ peermem.nvidia_peermem.loaded }}
 """
 
@@ -160,11 +160,18 @@ dma_buf:
       type: bool
       sample: false
     reasons:
-      description: One entry per unmet requirement; empty when supported.
+      description:
+        - One entry per unmet requirement; empty when supported.
+        - C(code) is what to decide on, one of C(no_driver) (the NVIDIA driver is not loaded),
+          C(proprietary_modules) (the proprietary kernel module is loaded), C(kernel_module_unknown) (the kernel
+          module flavour is unknown), C(kernel_unknown) (the kernel version is unknown), C(kernel_too_old) (older
+          than Linux 5.12) or C(host_unreadable) (O(root) cannot be read); C(message) is for people.
       returned: always
       type: list
-      elements: str
-      sample: ["NVIDIA driver not loaded", "kernel 5.4.0-216-generic is older than 5.12"]
+      elements: dict
+      sample:
+        - {code: no_driver, message: NVIDIA driver not loaded}
+        - {code: kernel_too_old, message: kernel 5.4.0-216-generic is older than 5.12}
 gpudirect_rdma:
   description: Whether GPUDirect RDMA can be used now, and how.
   returned: always

@@ -41,24 +41,6 @@ def host_facts(hostvars: Mapping, hosts: t.Sequence[str], variable: str) -> dict
     return found
 
 
-def version_key(version: t.Any) -> tuple[int, ...]:
-    """Numeric sort key of a version such as ``570.158.01``, ``v1.35.4`` or ``1.34.2-gke.1``."""
-    text = str(version or "").strip().lstrip("vV")
-    numbers = re.match(r"[0-9]+(?:\.[0-9]+)*", text)
-    if not numbers:
-        return ()
-    return tuple(int(part) for part in numbers.group(0).split("."))
-
-
-def at_least(version: t.Any, minimum: t.Any) -> bool:
-    """Whether ``version`` is a version and not older than ``minimum``."""
-    have, need = version_key(version), version_key(minimum)
-    if not have:
-        return False
-    width = max(len(have), len(need))
-    return have + (0,) * (width - len(have)) >= need + (0,) * (width - len(need))
-
-
 def registry_repository(default: str, registry: str) -> str:
     """``default`` (an ``nvcr.io/nvidia...`` repository) moved to ``registry``; unchanged without one."""
     registry = (registry or "").rstrip("/")
@@ -86,17 +68,19 @@ def secret_names(value: t.Any, variable: str) -> list[str]:
 
 
 def chosen_settings(
-    settings: Mapping | None, defaults: Mapping[str, t.Any], choices: Mapping[str, t.Sequence], prefix: str
+    settings: Mapping | None, defaults: Mapping[str, t.Any], choices: Mapping[str, t.Sequence], prefix: str,
+    keep_none: bool = False,
 ) -> dict:
     """``defaults`` updated with the non-null ``settings``; unknown keys and values outside ``choices`` refused.
 
-    ``prefix`` turns a key into the role variable it comes from (``gpu_operator_`` + ``driver``).
+    ``prefix`` turns a key into the role variable it comes from (``gpu_operator_`` + ``driver``); with
+    ``keep_none`` a null setting replaces its default too.
     """
     chosen = dict(defaults)
     unknown = sorted(set(settings or {}) - set(defaults))
     if unknown:
         raise ClusterRoleError(f"unknown setting(s) {', '.join(unknown)}; known: {', '.join(defaults)}")
-    chosen.update({key: value for key, value in (settings or {}).items() if value is not None})
+    chosen.update({key: value for key, value in (settings or {}).items() if keep_none or value is not None})
     for key, allowed in choices.items():
         if chosen[key] not in allowed:
             raise ClusterRoleError(f"{prefix}{key} must be one of {', '.join(allowed)}, got {chosen[key]!r}")

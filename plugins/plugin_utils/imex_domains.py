@@ -3,7 +3,8 @@
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """IMEX domains on the controller: group hosts by fabric clique and resolve their IMEX addresses.
 
-Pure functions over hostvars-like mappings, shared by the ``gpufabric.cluster.imex_domains`` filter (which
+The address of each host is decided by :mod:`.imex_address` (the one rule).  Pure functions over
+hostvars-like mappings, shared by the ``gpufabric.cluster.imex_domains`` filter (which
 renders the nodes files of the ``nvidia_imex`` role) and the ``gpufabric.cluster.preflight_report`` filter
 (which checks the nodes files found on the hosts).  Hosts whose GPUs share one clique
 (``<cluster uuid>.<clique id>``, ``ansible_facts['gpufabric']['gpu']['cliques']``) form one IMEX domain.
@@ -12,14 +13,18 @@ Errors are :class:`ImexDomainError` with a message that names the host and the v
 
 from __future__ import annotations
 
-import ipaddress
 import typing as t
 from collections.abc import Mapping
 
-FAMILIES = ("ipv4", "ipv6")
+from ansible_collections.gpufabric.cluster.plugins.module_utils.sort_keys import address_key
+from ansible_collections.gpufabric.cluster.plugins.plugin_utils.imex_address import (
+    ImexAddressError,
+    canonical_ip,
+    imex_address,
+)
 
 
-class ImexDomainError(ValueError):
+class ImexDomainError(ImexAddressError):
     """Input from which no IMEX domain can be derived; the message names the host and variable."""
 
 
@@ -43,64 +48,25 @@ def group_by_clique(cliques: Mapping[str, t.Sequence[str]]) -> dict[str, list[st
     return {clique: sorted(members) for clique, members in sorted(by_clique.items())}
 
 
-def address_key(address: str) -> tuple[int, int]:
-    """Sort key of an IP address: IPv4 before IPv6, then numerically."""
-    parsed = ipaddress.ip_address(address)
-    return parsed.version, int(parsed)
-
-
-def canonical_ip(value: t.Any, where: str) -> str:
-    """Return ``value`` as a canonical IP address text; raise :class:`ImexDomainError` naming ``where``."""
-    try:
-        return str(ipaddress.ip_address(str(value).strip()))
-    except ValueError:
-        raise ImexDomainError(f"{where}: {value!r} is not an IP address (IMEX nodes files hold IP addresses "
-                              f"only, never host names)") from None
-
-
 def sorted_addresses(addresses: t.Iterable[str]) -> list[str]:
     """Deduplicate and sort IP addresses (IPv4 first, numerically)."""
     return sorted(set(addresses), key=address_key)
-
-
-def _family_address(facts: Mapping, family: str, interface: str | None) -> str | None:
-    if interface:
-        iface = facts.get(interface.replace("-", "_")) or facts.get(interface) or {}
-        entry = iface.get(family)
-        if isinstance(entry, list):  # ipv6: a list of {address, prefix, scope}
-            globals_ = [item.get("address") for item in entry if item.get("scope", "global") == "global"]
-            return globals_[0] if globals_ else None
-        return (entry or {}).get("address")
-    return (facts.get(f"default_{family}") or {}).get("address")
 
 
 def address_of(name: str, host_vars: Mapping, family: str = "ipv4", interface: str | None = None,
                address_var: str = "nvidia_imex_address", address_label: str | None = None) -> str:
     """The IMEX address of host ``name``: ``host_vars[address_var]`` or the address setup found.
 
-    Without an explicit address: ``ansible_facts[interface][family]`` when ``interface`` is set, else
-    ``ansible_facts['default_' + family]``.  Raises :class:`ImexDomainError` when none is found; messages
-    call the variable ``address_label`` (default ``address_var``).
+    The rule is :func:`...plugin_utils.imex_address.imex_address`; messages call the explicit address
+    ``address_label`` (default ``address_var``), whose prefix names the interface and family variables.
     """
-    if family not in FAMILIES:
-        raise ImexDomainError(f"family must be one of {', '.join(FAMILIES)}, got {family!r}")
     label = address_label or address_var
-    explicit = host_vars.get(address_var)
-    if explicit:
-        return canonical_ip(explicit, f"host {name}: {label}")
-    facts = host_vars.get("ansible_facts") or {}
-    found = _family_address(facts, family, interface)
-    if not found:
-        where = where_of(interface, family)
-        raise ImexDomainError(f"host {name}: no IMEX address found: {label} is not set and {where} is empty "
-                              "(gather setup facts, choose another interface or family, or set "
-                              f"{label})")
-    return canonical_ip(found, f"host {name}: {where_of(interface, family)}")
-
-
-def where_of(interface: str | None, family: str) -> str:
-    """The fact an address was read from, for messages."""
-    return f"ansible_facts['{interface}']['{family}']" if interface else f"ansible_facts['default_{family}']"
+    prefix = label[:-len("_address")] if label.endswith("_address") else label
+    try:
+        return imex_address(name, host_vars.get("ansible_facts") or {}, host_vars.get(address_var), interface,
+                            family, prefix=prefix)
+    except ImexAddressError as exc:
+        raise ImexDomainError(str(exc)) from None
 
 
 def _explicit_domains(domains: t.Any, hostvars: Mapping, variable: str) -> list[dict]:

@@ -24,7 +24,7 @@ import re
 import typing as t
 from collections.abc import Mapping
 
-from ansible_collections.gpufabric.cluster.plugins.module_utils.connectx import natural_key
+from ansible_collections.gpufabric.cluster.plugins.module_utils.sort_keys import natural_key, pci_key
 
 LINK_LAYERS = ("Ethernet", "InfiniBand")
 IPOIB_MODES = ("datagram", "connected")
@@ -68,15 +68,6 @@ def ports_of(host_vars: Mapping) -> list[dict] | None:
     if connectx is None:
         return None
     return [dict(port) for port in connectx.get("ports") or []]
-
-
-def pci_key(address: str) -> tuple:
-    """Sort key of a PCI address ``dddd:bb:dd.f`` by its hexadecimal numbers (``0000:4f`` after ``0000:18``)."""
-    parts = re.split(r"[:.]", address.lower())
-    try:
-        return (0, *(int(part, 16) for part in parts))
-    except ValueError:
-        return (1, *natural_key(address))
 
 
 def port_order(port: Mapping) -> tuple:
@@ -181,6 +172,14 @@ def host_capacity(network) -> int:
     if network.version == 4:
         return network.num_addresses - 2 if network.prefixlen < 31 else network.num_addresses
     return network.num_addresses - 1  # the subnet-router anycast address (all zeros) is not a host's
+
+
+def rail_address(network, offset: int, host_index: int):
+    """A host's address on a rail: ``network + offset + host index``; None when the subnet is too small."""
+    position = offset + host_index
+    if position < 1 or position > host_capacity(network):
+        return None
+    return network.network_address + position
 
 
 def _int(value: t.Any, where: str, errors: list[str], minimum: int = 0) -> int | None:
@@ -376,14 +375,12 @@ def plan_host(host: str, host_vars: Mapping, settings: Mapping, host_index: int,
             if network is None or offset is None:
                 continue
             where = f"host {host}: {labels['rails']}[{number}].{key} {network}"
-            capacity = host_capacity(network)
-            position = offset + host_index
-            if position < 1 or position > capacity:
-                errors.append(f"{where} holds {capacity} host address(es) but this host needs number "
-                              f"{position} ({labels['host_index']} {host_index} + {labels['address_offset']} "
-                              f"{offset}); use a larger subnet")
+            address = rail_address(network, offset, host_index)
+            if address is None:
+                errors.append(f"{where} holds {host_capacity(network)} host address(es) but this host needs number "
+                              f"{offset + host_index} ({labels['host_index']} {host_index} + "
+                              f"{labels['address_offset']} {offset}); use a larger subnet")
                 continue
-            address = network.network_address + position
             for name, addresses in protected_addresses.items():
                 clash = [str(item) for item in addresses if item.ip in network or network.overlaps(item.network)]
                 if clash:

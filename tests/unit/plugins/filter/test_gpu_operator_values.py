@@ -51,7 +51,8 @@ def test_legacy_peermem_only_when_asked(facts):
 
 def test_dma_buf_impossible_somewhere_falls_back_to_legacy_naming_the_host(facts):
     old = copy.deepcopy(facts["gb200_tray"])
-    old["peermem"]["dma_buf"] = {"supported": False, "reasons": ["kernel 5.4.0-216-generic is older than 5.12"]}
+    old["peermem"]["dma_buf"] = {"supported": False, "reasons": [
+        {"code": "kernel_too_old", "message": "kernel 5.4.0-216-generic is older than 5.12"}]}
     result = gpu_operator_values(hostvars(a=facts["gb200_tray"], old=old), ["a", "old"])
     assert result["values"]["driver"]["rdma"]["enabled"] is True
     assert "old: kernel 5.4.0-216-generic is older than 5.12" in result["decisions"]["gpudirect_rdma"]["reason"]
@@ -62,7 +63,7 @@ def test_dma_buf_impossible_somewhere_falls_back_to_legacy_naming_the_host(facts
 
 def test_operator_driver_when_no_host_has_one(facts):
     bare = copy.deepcopy(facts["broken_node"])
-    bare["peermem"]["dma_buf"]["reasons"] = ["NVIDIA driver not loaded"]
+    bare["peermem"]["dma_buf"]["reasons"] = [{"code": "no_driver", "message": "NVIDIA driver not loaded"}]
     result = gpu_operator_values(hostvars(a=bare), ["a"], {"driver_version": "580.95.05"})
     assert result["values"]["driver"]["enabled"] is True and result["values"]["driver"]["version"] == "580.95.05"
     # "driver not loaded" concerns the host driver only: the operator's driver does DMA-BUF.
@@ -97,3 +98,18 @@ def test_registry_and_pull_secrets(facts):
         "image_registry": "mirror.example.com/nv/", "image_pull_secrets": ["ngc", {"name": "ngc"}]})["values"]
     assert values["toolkit"]["repository"] == "mirror.example.com/nv/k8s"
     assert values["operator"] == {"repository": "mirror.example.com/nv", "imagePullSecrets": ["ngc"]}
+
+
+@pytest.mark.parametrize(("reasons", "operator_driver", "expected"), [
+    pytest.param([{"code": "no_driver", "message": "whatever the wording"}], True, [], id="code-not-text"),
+    pytest.param([{"code": "kernel_too_old", "message": "NVIDIA driver not loaded (misleading text)"}], True,
+                 ["NVIDIA driver not loaded (misleading text)"], id="text-does-not-decide"),
+    pytest.param([{"code": "proprietary_modules", "message": "proprietary"}], False, ["proprietary"], id="host-driver"),
+    pytest.param([], False, ["DMA-BUF support unknown"], id="no-reason"),
+    pytest.param(["a cached message"], True, ["a cached message"], id="bare-message"),
+])
+def test_dma_buf_decides_on_codes(reasons, operator_driver, expected):
+    from ansible_collections.gpufabric.cluster.plugins.plugin_utils.dma_buf import blocking_messages
+
+    assert blocking_messages({"supported": False, "reasons": reasons}, operator_driver) == expected
+    assert blocking_messages({"supported": True, "reasons": []}, operator_driver) == []

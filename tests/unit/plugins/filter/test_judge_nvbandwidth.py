@@ -10,8 +10,9 @@ import os
 import pytest
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.gpufabric.cluster.plugins.filter.judge_nvbandwidth import default_threshold, judge_nvbandwidth
+from ansible_collections.gpufabric.cluster.plugins.filter.judge_nvbandwidth import judge_nvbandwidth
 from ansible_collections.gpufabric.cluster.plugins.filter.parse_nvbandwidth import parse_nvbandwidth
+from ansible_collections.gpufabric.cluster.plugins.plugin_utils.judge_nvbandwidth import default_threshold
 from ansible_collections.gpufabric.cluster.tests.unit.plugins.filter.test_parse_nvbandwidth import MULTINODE
 
 

@@ -13,7 +13,6 @@ import pytest
 from ansible_collections.gpufabric.cluster.plugins.module_utils.connectx import (
     MODELS,
     collect_connectx,
-    natural_key,
     parse_coded,
     parse_numa_node,
     parse_rate,
@@ -104,11 +103,6 @@ def test_parse_numa_node(text, expected):
 def test_parse_numa_node_rejects_garbage():
     with pytest.raises(ParseError, match="integer"):
         parse_numa_node("zero")
-
-
-def test_natural_key_orders_numbers_by_value():
-    names = ["mlx5_10", "mlx5_2", "mlx5_bond_0", "mlx5_0", "mlx5_1"]
-    assert sorted(names, key=natural_key) == ["mlx5_0", "mlx5_1", "mlx5_2", "mlx5_10", "mlx5_bond_0"]
 
 
 @pytest.mark.parametrize("nic, gpu, expected", [

@@ -11,6 +11,7 @@ import subprocess
 import pytest
 
 from ansible_collections.gpufabric.cluster.plugins.module_utils.peermem import (
+    REASON_CODES,
     collect_peermem,
     dma_buf_support,
     find_module_file,
@@ -61,19 +62,27 @@ def test_lists_module():
     assert lists_module(["nvidia_peermem option=1"], ("nvidia_peermem",))
 
 
-@pytest.mark.parametrize(("driver", "kernel", "reasons"), [
+def reasons(*pairs):
+    """dma_buf.reasons entries from (code, message) pairs."""
+    return [{"code": code, "message": message} for code, message in pairs]
+
+
+@pytest.mark.parametrize(("driver", "kernel", "expected"), [
     (OPEN, "6.8.0-60-generic", []),
     (OPEN, "5.12.0-1-generic", []),
-    (OPEN, "5.11.22", ["kernel 5.11.22 is older than 5.12"]),
-    (PROPRIETARY, "6.8.0-60-generic", ["proprietary kernel module loaded; DMA-BUF needs the open kernel module"]),
-    (NOT_LOADED, "5.4.0-216-generic", ["NVIDIA driver not loaded", "kernel 5.4.0-216-generic is older than 5.12"]),
+    (OPEN, "5.11.22", [("kernel_too_old", "kernel 5.11.22 is older than 5.12")]),
+    (PROPRIETARY, "6.8.0-60-generic",
+     [("proprietary_modules", "proprietary kernel module loaded; DMA-BUF needs the open kernel module")]),
+    (NOT_LOADED, "5.4.0-216-generic",
+     [("no_driver", "NVIDIA driver not loaded"), ("kernel_too_old", "kernel 5.4.0-216-generic is older than 5.12")]),
     ({"loaded": True, "version": None, "kernel_module": None}, "6.8.0",
-     ["NVIDIA kernel module flavour unknown; DMA-BUF needs the open kernel module"]),
-    (OPEN, None, ["kernel version unknown; DMA-BUF needs Linux 5.12 or newer"]),
-    (OPEN, "weird", ["kernel version 'weird' unknown; DMA-BUF needs Linux 5.12 or newer"]),
+     [("kernel_module_unknown", "NVIDIA kernel module flavour unknown; DMA-BUF needs the open kernel module")]),
+    (OPEN, None, [("kernel_unknown", "kernel version unknown; DMA-BUF needs Linux 5.12 or newer")]),
+    (OPEN, "weird", [("kernel_unknown", "kernel version 'weird' unknown; DMA-BUF needs Linux 5.12 or newer")]),
 ])
-def test_dma_buf_support(driver, kernel, reasons):
-    assert dma_buf_support(driver, kernel) == {"supported": not reasons, "reasons": reasons}
+def test_dma_buf_support(driver, kernel, expected):
+    assert dma_buf_support(driver, kernel) == {"supported": not expected, "reasons": reasons(*expected)}
+    assert {code for code, _message in expected} <= set(REASON_CODES)
 
 
 def test_collect_hgx_h100(host_trees):
@@ -98,8 +107,8 @@ def test_collect_broken_node(host_trees):
     assert result["nvidia_peermem"] == {"loaded": False, "persisted": False, "persisted_in": [], "available": False}
     assert result["ofed"] == {"installed": False, "version": None}
     assert result["driver"] == NOT_LOADED
-    assert result["dma_buf"] == {"supported": False, "reasons": [
-        "NVIDIA driver not loaded", "kernel 5.4.0-216-generic is older than 5.12"]}
+    assert result["dma_buf"] == {"supported": False, "reasons": reasons(
+        ("no_driver", "NVIDIA driver not loaded"), ("kernel_too_old", "kernel 5.4.0-216-generic is older than 5.12"))}
     assert result["gpudirect_rdma"] == {"ready": False, "method": None}
     assert result["errors"] == []
 
@@ -119,8 +128,8 @@ def test_collect_loaded_and_persisted_peermem_on_proprietary_driver(fresh_tree):
         "loaded": True, "persisted": True,
         "persisted_in": ["/etc/modules-load.d/nvidia-peermem.conf", "/etc/modules"], "available": True}
     assert result["driver"]["kernel_module"] == "proprietary"
-    assert result["dma_buf"] == {"supported": False, "reasons": [
-        "proprietary kernel module loaded; DMA-BUF needs the open kernel module"]}
+    assert result["dma_buf"] == {"supported": False, "reasons": reasons(
+        ("proprietary_modules", "proprietary kernel module loaded; DMA-BUF needs the open kernel module"))}
     assert result["gpudirect_rdma"] == {"ready": True, "method": "nvidia_peermem"}
     assert result["warnings"] == []
 
@@ -194,15 +203,16 @@ def test_unreadable_kernel_and_modules(fresh_tree):
     assert result["kernel_version"] is None
     assert result["errors"] == ["/proc/sys/kernel/osrelease: cannot be read", "/proc/modules: cannot be read"]
     assert result["nvidia_peermem"]["available"] is False
-    assert result["dma_buf"] == {"supported": False,
-                                 "reasons": ["kernel version unknown; DMA-BUF needs Linux 5.12 or newer"]}
+    assert result["dma_buf"] == {"supported": False, "reasons": reasons(
+        ("kernel_unknown", "kernel version unknown; DMA-BUF needs Linux 5.12 or newer"))}
 
 
 def test_missing_root():
     result = collect_peermem("/nonexistent/gpufabric-root", run)
     message = "root '/nonexistent/gpufabric-root' does not exist or is not a directory"
     assert result["errors"] == [message]
-    assert result["dma_buf"] == {"supported": False, "reasons": [f"host not readable: {message}"]}
+    assert result["dma_buf"] == {"supported": False,
+                                 "reasons": reasons(("host_unreadable", f"host not readable: {message}"))}
     assert result["gpudirect_rdma"] == {"ready": False, "method": None}
 
 

@@ -58,7 +58,8 @@ def test_broken_node(module_runner, host_trees):
     assert result["ofed"] == {"installed": False, "version": None}
     assert result["driver"] == NOT_LOADED
     assert result["dma_buf"] == {"supported": False, "reasons": [
-        "NVIDIA driver not loaded", "kernel 5.4.0-216-generic is older than 5.12"]}
+        {"code": "no_driver", "message": "NVIDIA driver not loaded"},
+        {"code": "kernel_too_old", "message": "kernel 5.4.0-216-generic is older than 5.12"}]}
     assert result["gpudirect_rdma"] == {"ready": False, "method": None}
 
 
@@ -71,7 +72,8 @@ def test_no_nvidia(module_runner, host_trees):
     assert result["nvidia_peermem"] == {"loaded": False, "persisted": False, "persisted_in": [], "available": False}
     assert result["ofed"] == {"installed": False, "version": None}
     assert result["driver"] == NOT_LOADED
-    assert result["dma_buf"] == {"supported": False, "reasons": ["NVIDIA driver not loaded"]}
+    assert result["dma_buf"] == {"supported": False, "reasons": [
+        {"code": "no_driver", "message": "NVIDIA driver not loaded"}]}
     assert result["gpudirect_rdma"] == {"ready": False, "method": None}
 
 
@@ -117,8 +119,10 @@ def test_garbage_files(module_runner, fresh_tree):
     # /sys/module/nvidia/version still says which driver is loaded; the flavour is unknown.
     assert result["driver"] == {"loaded": True, "version": "570.172.08", "kernel_module": None}
     assert result["dma_buf"] == {"supported": False, "reasons": [
-        "NVIDIA kernel module flavour unknown; DMA-BUF needs the open kernel module",
-        "kernel version 'not-a-kernel' unknown; DMA-BUF needs Linux 5.12 or newer"]}
+        {"code": "kernel_module_unknown",
+         "message": "NVIDIA kernel module flavour unknown; DMA-BUF needs the open kernel module"},
+        {"code": "kernel_unknown",
+         "message": "kernel version 'not-a-kernel' unknown; DMA-BUF needs Linux 5.12 or newer"}]}
     assert result["gpudirect_rdma"] == {"ready": False, "method": None}
 
 
@@ -129,7 +133,8 @@ def test_missing_root(module_runner, tmp_path):
     message = f"root {missing!r} does not exist or is not a directory"
     assert result["errors"] == [message]
     assert result["kernel_version"] is None
-    assert result["dma_buf"] == {"supported": False, "reasons": [f"host not readable: {message}"]}
+    assert result["dma_buf"] == {"supported": False, "reasons": [
+        {"code": "host_unreadable", "message": f"host not readable: {message}"}]}
     assert result["gpudirect_rdma"] == {"ready": False, "method": None}
 
 

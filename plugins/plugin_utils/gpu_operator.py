@@ -1,0 +1,172 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpufabric.cluster contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""GPU Operator chart values from the host facts, the logic of the ``gpufabric.cluster.gpu_operator_values`` filter.
+
+Decides, from ``ansible_facts['gpufabric']`` of the GPU hosts and the intent settings, who owns the driver,
+how GPUDirect RDMA works (DMA-BUF by default, legacy ``nvidia-peermem`` only when asked or when DMA-BUF is
+impossible somewhere, naming where and why), whether the hosts' OFED is used, CDI, the device plugin and
+NFD, the image registry and the pull secrets; returns the values and the reasons.  The DMA-BUF verdicts are
+read by their reason codes (:mod:`.dma_buf`).  Errors are :class:`...cluster_roles.ClusterRoleError`.
+"""
+
+from __future__ import annotations
+
+import typing as t
+from collections.abc import Mapping
+
+from ansible_collections.gpufabric.cluster.plugins.plugin_utils.cluster_roles import (
+    ClusterRoleError,
+    chosen_settings,
+    host_facts,
+    registry_repository,
+    secret_names,
+)
+from ansible_collections.gpufabric.cluster.plugins.plugin_utils.dma_buf import blocking_messages
+
+DEFAULTS = {
+    "driver": "auto",
+    "driver_version": "",
+    "gpudirect_rdma": "auto",
+    "legacy_peermem": False,
+    "mofed": "auto",
+    "cdi": True,
+    "device_plugin": True,
+    "nfd": True,
+    "image_registry": "",
+    "image_pull_secrets": [],
+}
+CHOICES = {
+    "driver": ("auto", "host", "operator"),
+    "gpudirect_rdma": ("auto", "dma_buf", "off"),
+    "mofed": ("auto", "host", "container"),
+}
+# Components of the chart and their default repositories (values.yaml of gpu-operator v26.7.0).
+COMPONENTS = {
+    "operator": "nvcr.io/nvidia",
+    "validator": "nvcr.io/nvidia",
+    "driver": "nvcr.io/nvidia",
+    "toolkit": "nvcr.io/nvidia/k8s",
+    "devicePlugin": "nvcr.io/nvidia",
+    "dcgm": "nvcr.io/nvidia/cloud-native",
+    "dcgmExporter": "nvcr.io/nvidia/k8s",
+    "gfd": "nvcr.io/nvidia",
+    "migManager": "nvcr.io/nvidia/cloud-native",
+    "nodeStatusExporter": "nvcr.io/nvidia",
+    "gds": "nvcr.io/nvidia/cloud-native",
+    "gdrcopy": "nvcr.io/nvidia/cloud-native",
+    "vgpuDeviceManager": "nvcr.io/nvidia/cloud-native",
+    "vfioManager": "nvcr.io/nvidia/cloud-native",
+    "sandboxDevicePlugin": "nvcr.io/nvidia",
+    "kataSandboxDevicePlugin": "nvcr.io/nvidia/cloud-native",
+    "ccManager": "nvcr.io/nvidia/cloud-native",
+}
+# Components whose values take imagePullSecrets (a list of Secret names).
+PULL_SECRET_COMPONENTS = ("operator", "validator", "driver", "toolkit", "devicePlugin", "gfd", "migManager",
+                          "nodeStatusExporter", "gds", "gdrcopy", "vgpuDeviceManager", "vfioManager",
+                          "sandboxDevicePlugin", "kataSandboxDevicePlugin", "ccManager")
+
+
+def _settings(settings: Mapping | None) -> dict:
+    return chosen_settings(settings, DEFAULTS, CHOICES, "gpu_operator_")
+
+
+def _driver(facts: Mapping[str, Mapping], wanted: str) -> tuple[str, str]:
+    loaded = sorted(host for host, item in facts.items() if (item.get("gpu") or {}).get("driver_loaded"))
+    missing = sorted(set(facts) - set(loaded))
+    if wanted != "auto":
+        return wanted, f"gpu_operator_driver is {wanted}"
+    if not facts:
+        raise ClusterRoleError("gpu_operator_driver is auto but gpu_operator_hosts is empty: no facts to decide from")
+    if loaded and missing:
+        raise ClusterRoleError(
+            f"gpu_operator_driver is auto but the NVIDIA driver is loaded on {', '.join(loaded)} and not on "
+            f"{', '.join(missing)}; install it on every GPU host or set gpu_operator_driver to host or operator")
+    if loaded:
+        return "host", f"the NVIDIA driver is loaded on every GPU host ({len(loaded)})"
+    return "operator", f"no GPU host has the NVIDIA driver loaded ({len(missing)}): the operator installs it"
+
+
+def _dma_buf_problems(facts: Mapping[str, Mapping], driver: str) -> dict[str, list[str]]:
+    problems = {}
+    for host, item in sorted(facts.items()):
+        messages = blocking_messages((item.get("peermem") or {}).get("dma_buf"), operator_driver=driver == "operator")
+        if messages:
+            problems[host] = messages
+    return problems
+
+
+def _describe(problems: Mapping[str, t.Sequence[str]]) -> str:
+    return "; ".join(f"{host}: {', '.join(reasons)}" for host, reasons in problems.items())
+
+
+def _rdma(facts: Mapping[str, Mapping], wanted: str, legacy: bool, driver: str) -> tuple[str, str, dict]:
+    problems = _dma_buf_problems(facts, driver)
+    if legacy and wanted == "dma_buf":
+        raise ClusterRoleError("gpu_operator_legacy_peermem is true but gpu_operator_gpudirect_rdma is dma_buf: "
+                               "legacy nvidia-peermem and DMA-BUF exclude each other; set one of them")
+    if legacy and wanted == "off":
+        raise ClusterRoleError("gpu_operator_legacy_peermem is true but gpu_operator_gpudirect_rdma is off")
+    if wanted == "off":
+        return "off", "gpu_operator_gpudirect_rdma is off", problems
+    if legacy:
+        return "legacy", "gpu_operator_legacy_peermem is true", problems
+    if wanted == "dma_buf" and problems:
+        raise ClusterRoleError(f"gpu_operator_gpudirect_rdma is dma_buf but DMA-BUF is impossible on "
+                               f"{_describe(problems)}")
+    if problems:
+        return "legacy", f"DMA-BUF is impossible on {_describe(problems)}: legacy nvidia-peermem instead", problems
+    return "dma_buf", "DMA-BUF is possible on every GPU host", problems
+
+
+def _mofed(facts: Mapping[str, Mapping], wanted: str) -> tuple[str, str]:
+    if wanted != "auto":
+        return wanted, f"gpu_operator_mofed is {wanted}"
+    with_ofed = sorted(host for host, item in facts.items()
+                       if ((item.get("peermem") or {}).get("ofed") or {}).get("installed"))
+    if facts and len(with_ofed) == len(facts):
+        return "host", f"OFED is installed on every GPU host ({len(with_ofed)})"
+    if with_ofed:
+        return "container", (f"OFED is installed on {', '.join(with_ofed)} only, not on every GPU host: "
+                             "the network operator's OFED container")
+    return "container", "no GPU host has OFED installed: the network operator's OFED container"
+
+
+def gpu_operator_values(hostvars: Mapping, hosts: t.Sequence[str], settings: Mapping | None = None) -> dict:
+    """Return ``{values, decisions}`` for the GPU Operator chart; see the filter documentation.
+
+    Raises :class:`ClusterRoleError` naming the host and the variable.
+    """
+    chosen = _settings(settings)
+    facts = host_facts(hostvars, hosts, "gpu_operator_hosts")
+    without_gpu = sorted(h for h, item in facts.items() if not (item.get("gpu") or {}).get("count"))
+    if without_gpu:
+        raise ClusterRoleError(f"{', '.join(without_gpu)} in gpu_operator_hosts report no NVIDIA GPU "
+                               "(ansible_facts['gpufabric']['gpu']['count'] is 0)")
+    driver, driver_reason = _driver(facts, chosen["driver"])
+    rdma, rdma_reason, problems = _rdma(facts, chosen["gpudirect_rdma"], bool(chosen["legacy_peermem"]), driver)
+    mofed, mofed_reason = _mofed(facts, chosen["mofed"])
+    pull_secrets = secret_names(chosen["image_pull_secrets"], "gpu_operator_image_pull_secrets")
+    values: dict[str, t.Any] = {
+        "driver": {"enabled": driver == "operator",
+                   "rdma": {"enabled": rdma == "legacy", "useHostMofed": rdma != "off" and mofed == "host"}},
+        "cdi": {"enabled": bool(chosen["cdi"])},
+        "devicePlugin": {"enabled": bool(chosen["device_plugin"])},
+        "nfd": {"enabled": bool(chosen["nfd"])},
+    }
+    if driver == "operator" and chosen["driver_version"]:
+        values["driver"]["version"] = str(chosen["driver_version"])
+    for component, default in COMPONENTS.items():
+        if chosen["image_registry"]:
+            values.setdefault(component, {})["repository"] = registry_repository(default, chosen["image_registry"])
+    for component in PULL_SECRET_COMPONENTS if pull_secrets else ():
+        values.setdefault(component, {})["imagePullSecrets"] = list(pull_secrets)
+    return {
+        "values": values,
+        "decisions": {
+            "driver": {"mode": driver, "reason": driver_reason},
+            "gpudirect_rdma": {"mode": rdma, "reason": rdma_reason, "dma_buf_impossible": problems},
+            "mofed": {"mode": mofed, "reason": mofed_reason},
+            "hosts": sorted(facts),
+        },
+    }

@@ -1,0 +1,74 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpufabric.cluster contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The one rule that decides a host's IMEX address, shared by preflight and the ``nvidia_imex`` role.
+
+A host's IMEX address is, in this order: the explicit address setting; else the address of the
+``interface`` setting in the ``family`` setting (``ansible_facts[interface][family]``); else the address of
+the default route's interface in that family (``ansible_facts['default_' + family]``).  Pure functions over
+the ``ansible_facts`` of one host (the ``network`` subset of ``setup``); errors are :class:`ImexAddressError`
+with a message that names the host and the variable to set.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import typing as t
+from collections.abc import Mapping
+
+FAMILIES = ("ipv4", "ipv6")
+
+
+class ImexAddressError(ValueError):
+    """No IMEX address can be decided for a host; the message names the host and the variable."""
+
+
+def canonical_ip(value: t.Any, where: str) -> str:
+    """Return ``value`` as a canonical IP address text; raise :class:`ImexAddressError` naming ``where``."""
+    try:
+        return str(ipaddress.ip_address(str(value).strip()))
+    except ValueError:
+        raise ImexAddressError(f"{where}: {value!r} is not an IP address (IMEX nodes files hold IP addresses "
+                               f"only, never host names)") from None
+
+
+def where_of(interface: str | None, family: str) -> str:
+    """The fact an address is read from, for messages."""
+    return f"ansible_facts['{interface}']['{family}']" if interface else f"ansible_facts['default_{family}']"
+
+
+def fact_address(facts: Mapping, family: str, interface: str | None) -> str | None:
+    """The address ``setup`` found for ``interface`` (or the default route's interface) in ``family``."""
+    if interface:
+        iface = facts.get(interface.replace("-", "_")) or facts.get(interface) or {}
+        entry = iface.get(family) if isinstance(iface, Mapping) else None
+        if isinstance(entry, list):  # ipv6: a list of {address, prefix, scope}
+            found = [item.get("address") for item in entry if item.get("scope", "global") == "global"]
+            return found[0] if found else None
+        return (entry or {}).get("address")
+    return (facts.get(f"default_{family}") or {}).get("address")
+
+
+def imex_address(host: str, facts: Mapping | None, address: t.Any = "", interface: t.Any = "",
+                 family: t.Any = "ipv4", prefix: str = "gpufabric_imex") -> str:
+    """The IMEX address of ``host`` from its ``ansible_facts`` and the settings ``address``/``interface``/``family``.
+
+    ``prefix`` names the variables the settings come from in messages: ``<prefix>_address``,
+    ``<prefix>_interface`` and ``<prefix>_address_family``.  Raises :class:`ImexAddressError` when the family
+    is unknown, the explicit address is not an IP address, or the facts hold no address.
+    """
+    family = str(family or "ipv4")
+    if family not in FAMILIES:
+        raise ImexAddressError(f"host {host}: {prefix}_address_family must be one of {', '.join(FAMILIES)}, "
+                               f"got {family!r}")
+    label = f"{prefix}_address"
+    if address:
+        return canonical_ip(address, f"host {host}: {label}")
+    interface = str(interface or "") or None
+    where = where_of(interface, family)
+    found = fact_address(facts or {}, family, interface)
+    if not found:
+        choose = f"{prefix}_interface or {prefix}_address_family"
+        raise ImexAddressError(f"host {host}: no IMEX address found: {label} is not set and {where} is empty "
+                               f"(gather setup facts, choose another {choose}, or set {label})")
+    return canonical_ip(found, f"host {host}: {where}")

@@ -1,0 +1,105 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpufabric.cluster contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The Markdown reports for people: the preflight report, the validation summary and the site summary.
+
+Pure functions over the dicts of :mod:`.preflight`, the validation playbook and :mod:`.site`; the filters
+``gpufabric.cluster.preflight_markdown``, ``gpufabric.cluster.validation_markdown`` and
+``gpufabric.cluster.site_summary_markdown`` are their entry points.
+Errors are :class:`ReportError`.
+"""
+
+from __future__ import annotations
+
+import typing as t
+from collections.abc import Mapping
+
+
+class ReportError(ValueError):
+    """Input that is not the report a renderer expects."""
+
+
+_ICONS = {"pass": "PASS", "warn": "WARN", "fail": "FAIL", "skip": "skip", "no_hardware": "NO HW"}
+
+
+def _cell(value: t.Any) -> str:
+    text = ", ".join(str(item) for item in value) if isinstance(value, (list, tuple)) else str(value)
+    return text.replace("|", "\\|").replace("\n", " ") or "-"
+
+
+def preflight_markdown(report: Mapping, title: str = "GPU fabric readiness") -> str:
+    """Return the report as a Markdown document: summary, per-host table, checks, IMEX domains."""
+    if not isinstance(report, Mapping) or "hosts" not in report or "summary" not in report:
+        raise ReportError("expected the dict returned by gpufabric.cluster.preflight_report")
+    summary = report["summary"]
+    lines = [f"# {title}", ""]
+    verdict = "READY" if summary.get("ready") else "NOT READY: " + ", ".join(summary.get("failed_hosts") or [])
+    lines += [f"**{verdict}** - {summary.get('hosts', 0)} host(s): {summary.get('pass', 0)} pass, "
+              f"{summary.get('warn', 0)} warn, {summary.get('fail', 0)} fail, "
+              f"{summary.get('no_hardware', 0)} without NVIDIA GPU or ConnectX port", ""]
+    lines += ["| host | status | GPUs | driver | ConnectX ports | clique | summary |",
+              "|---|---|---|---|---|---|---|"]
+    for name, entry in sorted(report["hosts"].items()):
+        lines.append("| " + " | ".join(_cell(value) for value in (
+            name, _ICONS.get(entry.get("status"), entry.get("status")), entry.get("gpus", "-"),
+            entry.get("driver_version") or "-", entry.get("connectx_ports", "-"),
+            entry.get("cliques") or "-", entry.get("summary", ""))) + " |")
+    for name, entry in sorted(report["hosts"].items()):
+        lines += ["", f"## {name}", "", "| check | status | detail |", "|---|---|---|"]
+        for check in entry.get("checks", []):
+            lines.append(f"| {_cell(check['name'])} | {_ICONS.get(check['status'], check['status'])} "
+                         f"| {_cell(check['message'])} |")
+    domains = report.get("imex_domains") or []
+    if domains:
+        lines += ["", "## IMEX domains (from GPU fabric cliques)", "",
+                  "| clique | members | status | problems |", "|---|---|---|---|"]
+        for domain in domains:
+            lines.append(f"| {_cell(domain['clique'])} | {_cell(domain['members'])} "
+                         f"| {_ICONS.get(domain['status'], domain['status'])} "
+                         f"| {_cell(domain['problems'] + domain['notes'])} |")
+    return "\n".join(lines) + "\n"
+
+
+def _outcome(host: str, summary: Mapping) -> str:
+    if host in summary["excluded_hosts"]:
+        return "excluded: " + "; ".join(summary["excluded_hosts"][host])
+    if host in summary["failed_hosts"]:
+        return str(summary["failed_hosts"][host])
+    return "converged" if host in summary["converged_hosts"] else "-"
+
+
+def site_summary_markdown(summary: Mapping) -> str:
+    """Return the summary of a site run (from ``gpufabric.cluster.site_summary``) as a Markdown document."""
+    if not isinstance(summary, Mapping) or "result" not in summary or "preflight" not in summary:
+        raise ReportError("expected the dict returned by gpufabric.cluster.site_summary")
+    lines = [f"# gpufabric.cluster site run: {str(summary['result']).upper()}", "",
+             "| host | preflight | outcome |", "|---|---|---|"]
+    lines += [f"| {host} | {status} | {_outcome(host, summary)} |"
+              for host, status in sorted((summary["preflight"].get("status") or {}).items())]
+    cluster = summary.get("cluster_failure")
+    failures = summary.get("validation_failures") or []
+    if failures:
+        validation = "FAIL: " + "; ".join(failures)
+    else:
+        validation = f"PASS, {summary['reports']['validation']}" if summary.get("validation_ran") else "not run"
+    phase = "ok or not run" if cluster is None else f"failed: {cluster}"
+    lines += ["", f"- cluster phase: {phase}",
+              f"- validation: {validation}", f"- preflight report: {summary['reports']['preflight']}"]
+    return "\n".join(lines) + "\n"
+
+
+def validation_markdown(validation: Mapping) -> str:
+    """Return the summary of a validation run (``gpufabric_validation``: compute_domain, rdma, failures)."""
+    if not isinstance(validation, Mapping) or "failures" not in validation:
+        raise ReportError("expected the validation result {compute_domain, rdma, failures}")
+    failures = list(validation.get("failures") or [])
+    lines = [f"# gpufabric.cluster validation: {'FAIL' if failures else 'PASS'}", ""]
+    compute_domain = validation.get("compute_domain")
+    if compute_domain:
+        lines.append(f"- ComputeDomain: {compute_domain['verdict']['status']} (compute-domain.md)")
+    for result in validation.get("rdma") or []:
+        verdict = result.get("verdict") or {}
+        lines.append(f"- RDMA {result.get('name')}: {verdict.get('status')}, {verdict.get('best_average_gbps')} of "
+                     f"{verdict.get('line_rate_gbps')} Gb/s")
+    lines += [f"- failed: {failure}" for failure in failures]
+    return "\n".join(lines) + "\n"

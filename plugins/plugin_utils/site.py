@@ -1,0 +1,118 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpufabric.cluster contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The site run (``playbooks/site.yml``) on the controller: the preflight gate, the hosts lost on the way, the summary.
+
+Pure functions over plain data, the entry points of the filters ``gpufabric.cluster.site_gate``,
+``gpufabric.cluster.site_lost`` and ``gpufabric.cluster.site_summary``.  The record of a run, ``site``, is
+``{preflight_hosts, preflight_status, preflight_ready, ready, excluded: {host: [reasons]}, failed: {host: why}}``.
+"""
+
+from __future__ import annotations
+
+import typing as t
+from collections.abc import Mapping
+
+NO_HARDWARE = "no NVIDIA GPU or ConnectX port found"
+# The preflight checks no host role can repair: the default gate.
+DEFAULT_GATE_CHECKS = ("probe", "fabric")
+
+
+class SiteError(ValueError):
+    """Input from which no gate or summary can be made; the message names the variable."""
+
+
+def _names(value: t.Any, variable: str) -> list[str]:
+    if isinstance(value, str) or not isinstance(value, (list, tuple)):
+        raise SiteError(f"{variable} must be a list, got {type(value).__name__}")
+    return [str(item) for item in value]
+
+
+def blockers(entry: Mapping, checks: t.Sequence[str]) -> list[str]:
+    """Why a host's preflight entry keeps it out: no hardware, then the failed checks named in ``checks``.
+
+    ``checks`` containing ``all`` gates on every failed check.
+    """
+    found = [NO_HARDWARE] if entry.get("status") == "no_hardware" else []
+    every = "all" in checks
+    return found + [str(check.get("message")) for check in entry.get("checks") or []
+                    if check.get("status") == "fail" and (every or check.get("name") in checks)]
+
+
+def lost(hosts_all: t.Sequence[str], hosts_active: t.Sequence[str], phase: str) -> dict[str, str]:
+    """The hosts of a play that failed or became unreachable in it, each with the reason."""
+    active = set(hosts_active)
+    return {host: f"failed or unreachable in the {phase} phase" for host in hosts_all if host not in active}
+
+
+def site_gate(report: Mapping, targets: t.Sequence[str], checks: t.Sequence[str], hosts_all: t.Sequence[str],
+              hosts_active: t.Sequence[str]) -> dict:
+    """The record of the gate after the preflight: which target hosts go on and which are excluded, and why.
+
+    ``report`` is the preflight report of ``hosts_all`` (``gpufabric.cluster.preflight_report``); ``targets`` the
+    GPU hosts the host phase applies to; ``checks`` the gating checks (``gpufabric_site_gate_checks``);
+    ``hosts_active`` the hosts still in the play (the others failed or were unreachable in the preflight).
+    """
+    if not isinstance(report, Mapping) or not isinstance(report.get("hosts"), Mapping):
+        raise SiteError("the input must be the report of gpufabric.cluster.preflight_report")
+    checks = _names(checks, "gpufabric_site_gate_checks")
+    hosts_all = _names(hosts_all, "hosts_all")
+    active = set(_names(hosts_active, "hosts_active"))
+    wanted = set(_names(targets, "targets"))
+    judged = [host for host in hosts_all if host in wanted and host in active]
+    reasons = {host: blockers(report["hosts"].get(host) or {}, checks) for host in judged}
+    return {
+        "preflight_hosts": hosts_all,
+        "preflight_status": {host: entry.get("status") for host, entry in report["hosts"].items()},
+        "preflight_ready": bool((report.get("summary") or {}).get("ready")),
+        "ready": [host for host in judged if not reasons[host]],
+        "excluded": {host: found for host, found in reasons.items() if found},
+        "failed": lost(hosts_all, list(active), "preflight"),
+    }
+
+
+def site_lost(site: Mapping, hosts_all: t.Sequence[str], hosts_active: t.Sequence[str], phase: str) -> dict:
+    """``site`` with the hosts lost in ``phase`` added to ``failed`` (a host's earlier reason is kept)."""
+    found = lost(_names(hosts_all, "hosts_all"), _names(hosts_active, "hosts_active"), str(phase))
+    return {**site, "failed": {**found, **(site.get("failed") or {})}}
+
+
+def site_summary(site: Mapping | None, converged: t.Sequence[str], cluster_failure: t.Any = None,
+                 validation: Mapping | None = None, report_dir: str = "reports") -> dict:
+    """The summary of a site run (written as site-summary.json), with its ``result`` (``pass`` or ``fail``) and,
+    when it failed, the one-line ``message`` saying why.
+
+    ``site`` is the record of :func:`site_gate` (None when the gate did not run); ``cluster_failure`` what the
+    cluster phase deferred (``gpufabric_cluster_failure``); ``validation`` the validation result
+    (``gpufabric_validation``, None when it did not run).
+    """
+    site = site or {}
+    excluded = dict(site.get("excluded") or {})
+    failed = dict(site.get("failed") or {})
+    failures = list((validation or {}).get("failures") or [])
+    summary = {
+        "preflight": {"ready": site.get("preflight_ready"), "status": dict(site.get("preflight_status") or {})},
+        "excluded_hosts": excluded,
+        "failed_hosts": failed,
+        "converged_hosts": _names(converged or [], "converged"),
+        "cluster_failure": cluster_failure,
+        "validation_failures": failures,
+        "validation_ran": validation is not None,
+        "reports": {
+            "preflight": f"{report_dir}/preflight.md",
+            "validation": f"{report_dir}/validation.md" if validation is not None else None,
+            "summary": f"{report_dir}/site-summary.md",
+        },
+        "result": "fail" if excluded or failed or cluster_failure is not None or failures else "pass",
+    }
+    summary["message"] = failure_message(summary) if summary["result"] == "fail" else None
+    return summary
+
+
+def failure_message(summary: Mapping) -> str:
+    """One line that says why a site run failed, for the last task of the run."""
+    return (f"site run incomplete: excluded {', '.join(summary['excluded_hosts']) or 'none'}; "
+            f"failed {', '.join(summary['failed_hosts']) or 'none'}; "
+            f"cluster {'ok' if summary['cluster_failure'] is None else summary['cluster_failure']}; "
+            f"validation {'; '.join(summary['validation_failures']) or 'ok'}. "
+            f"See {summary['reports']['summary']}")

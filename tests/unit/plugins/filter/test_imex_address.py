@@ -1,0 +1,102 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpufabric.cluster contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The imex_address filter: one rule for a host's IMEX address, shared by preflight and nvidia_imex."""
+
+from __future__ import annotations
+
+import pytest
+from ansible.errors import AnsibleFilterError
+
+from ansible_collections.gpufabric.cluster.plugins.filter.imex_address import FilterModule, imex_address
+from ansible_collections.gpufabric.cluster.plugins.filter.imex_domains import imex_domains
+from ansible_collections.gpufabric.cluster.plugins.filter.preflight_report import preflight_report
+
+CLIQUE = "3c1a5f2e-9b7d-4c2a-8e6f-1d0b7a9c4e21.1"
+
+
+def facts(default_ipv4="10.0.0.1", ib0="192.168.7.1", ib0_ipv6=None):
+    """ansible_facts as setup's network subset gives them: the default route's interface and ib0."""
+    result = {"default_ipv4": {"address": default_ipv4, "interface": "eth0"} if default_ipv4 else {},
+              "ib0": {"device": "ib0", "ipv4": {"address": ib0, "prefix": "24"}} if ib0 else {"device": "ib0"}}
+    if ib0_ipv6:
+        result["ib0"]["ipv6"] = [{"address": "fe80::1", "prefix": "64", "scope": "link"},
+                                 {"address": ib0_ipv6, "prefix": "64", "scope": "global"}]
+    return result
+
+
+def test_filter_is_registered():
+    assert FilterModule().filters() == {"imex_address": imex_address}
+
+
+@pytest.mark.parametrize(("settings", "expected"), [
+    pytest.param({}, "10.0.0.1", id="default-route"),
+    pytest.param({"interface": "ib0"}, "192.168.7.1", id="interface"),
+    pytest.param({"address": " 10.9.9.9 ", "interface": "ib0"}, "10.9.9.9", id="explicit-wins"),
+    pytest.param({"interface": "ib0", "family": "ipv6"}, "fd00::7", id="interface-ipv6-global"),
+    pytest.param({"address": "fd00:0:0::2"}, "fd00::2", id="canonical"),
+])
+def test_rule(settings, expected):
+    assert imex_address(facts(ib0_ipv6="fd00::7"), "tray-1", **settings) == expected
+
+
+@pytest.mark.parametrize(("host_facts", "settings", "message"), [
+    pytest.param(facts(default_ipv4=None), {}, "imex_address: host tray-1: no IMEX address found: "
+                 "gpufabric_imex_address is not set and ansible_facts['default_ipv4'] is empty", id="no-default"),
+    pytest.param(facts(ib0=None), {"interface": "ib0", "prefix": "nvidia_imex"},
+                 "host tray-1: no IMEX address found: nvidia_imex_address is not set and "
+                 "ansible_facts['ib0']['ipv4'] is empty (gather setup facts, choose another nvidia_imex_interface "
+                 "or nvidia_imex_address_family, or set nvidia_imex_address)", id="interface-without-address"),
+    pytest.param(facts(), {"address": "tray-1.example"},
+                 "host tray-1: gpufabric_imex_address: 'tray-1.example' is not an IP address", id="host-name"),
+    pytest.param(facts(), {"family": "ipv5"},
+                 "host tray-1: gpufabric_imex_address_family must be one of ipv4, ipv6, got 'ipv5'", id="family"),
+    pytest.param([], {}, "the input must be a host's ansible_facts, got list", id="not-facts"),
+])
+def test_errors_name_host_and_variable(host_facts, settings, message):
+    with pytest.raises(AnsibleFilterError, match="imex_address: ") as error:
+        imex_address(host_facts, "tray-1", **settings)
+    assert message in str(error.value)
+
+
+def test_preflight_and_nvidia_imex_agree_on_a_site_that_sets_only_the_interface():
+    """gpufabric_imex_interface alone: preflight expects and nvidia_imex writes the same addresses (those of ib0)."""
+    site = {"gpufabric_imex_interface": "ib0"}
+    hostvars = {}
+    for number in (1, 2):
+        host_facts = facts(default_ipv4=f"10.0.0.{number}", ib0=f"192.168.7.{number}")
+        host_facts["gpufabric"] = {"gpu": {"count": 4, "driver_loaded": True, "cliques": [CLIQUE], "gpus": []},
+                                   "imex": {}, "connectx": {}, "peermem": {}}
+        hostvars[f"tray-{number}"] = {"ansible_facts": host_facts, **site}
+    hosts = sorted(hostvars)
+    # nvidia_imex: nvidia_imex_interface defaults to gpufabric_imex_interface; each host publishes its address
+    # (tasks/validate.yml), then the controller derives the nodes file.
+    for name in hosts:
+        role = {"address": "", "interface": hostvars[name]["gpufabric_imex_interface"], "family": "ipv4"}
+        hostvars[name]["__nvidia_imex_address"] = imex_address(hostvars[name]["ansible_facts"], name, **role,
+                                                               prefix="nvidia_imex")
+    placement = imex_domains(hostvars, hosts, [], "ipv4", "ib0", address_var="__nvidia_imex_address",
+                             address_label="nvidia_imex_address")
+    written = placement["tray-1"]["nodes"]
+    assert written == ["192.168.7.1", "192.168.7.2"]
+    # preflight: the same rule over the site variables, and the nodes file the role wrote is judged consistent.
+    for name in hosts:
+        hostvars[name]["ansible_facts"]["gpufabric"]["imex"] = {
+            "installed": True, "nodes": {"path": "/etc/nvidia-imex/nodes_config.cfg", "addresses": written}}
+    report = preflight_report(hostvars, hosts)
+    assert {name: report["hosts"][name]["imex_address"] for name in hosts} == \
+        {name: placement[name]["address"] for name in hosts}
+    [domain] = report["imex_domains"]
+    assert (domain["status"], domain["problems"], domain["notes"]) == ("pass", [], [])
+
+
+def test_preflight_names_why_an_address_is_unknown():
+    hostvars = {"tray-1": {"ansible_facts": {**facts(ib0=None), "gpufabric": {
+        "gpu": {"count": 4, "driver_loaded": True, "cliques": [CLIQUE], "gpus": []}}},
+        "gpufabric_imex_interface": "ib0"}}
+    [domain] = preflight_report(hostvars, ["tray-1"])["imex_domains"]
+    assert domain["status"] == "warn"
+    assert domain["notes"] == ["no IMEX address known for tray-1 (set gpufabric_imex_address): host tray-1: no IMEX "
+                               "address found: gpufabric_imex_address is not set and ansible_facts['ib0']['ipv4'] is "
+                               "empty (gather setup facts, choose another gpufabric_imex_interface or "
+                               "gpufabric_imex_address_family, or set gpufabric_imex_address)"]
