@@ -158,9 +158,16 @@ def test_compute_domain_with_wrong_channel_is_rejected(api_client, installed, sh
          "dra_driver_kubeconfig /nonexistent/kubeconfig"),
         ("masked", {"dra_driver_chart_version": "25.99.0"}, "dra_driver_chart_version 25.99.0 does not exist"),
         ("masked", {"dra_driver_gpus": "bogus"}, "dra_driver_gpus"),
+        # The site-wide settings reach the role through its defaults (gpufabric.cluster._site).
+        ("masked", {"gpufabric_kubeconfig": "/nonexistent/site-kubeconfig"},
+         "dra_driver_kubeconfig /nonexistent/site-kubeconfig"),
+        ("masked", {"gpufabric_min_driver_version": "999.0.0"},
+         "older than 999.0.0 (dra_driver_min_driver_version)"),
+        ("unmasked", {"gpufabric_imex_mode": "host"},
+         "gpufabric_imex_mode is host (the host nvidia-imex service runs IMEX) but dra_driver_compute_domains is true"),
     ],
     ids=["imex-not-masked", "clique-label-wrong", "driver-too-old", "wrong-kubeconfig", "version-not-local",
-         "bad-gpus-choice"],
+         "bad-gpus-choice", "site-kubeconfig", "site-min-driver-version", "site-imex-mode-host"],
 )
 def test_bad_input_fails_before_any_change(api_client, cluster, gpu_facts, tmp_path, facts_change, extra, message):
     facts = role_runner.masked_imex(gpu_facts) if facts_change != "unmasked" else gpu_facts
