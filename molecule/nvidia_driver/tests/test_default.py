@@ -15,10 +15,11 @@ PIN = "/etc/apt/preferences.d/nvidia-driver-pin"
 NOUVEAU = "/etc/modprobe.d/blacklist-nouveau.conf"
 IMEX_CHANNEL = "/etc/modprobe.d/nvidia-imex-channel.conf"
 
-# The one sources file gpufabric.cluster._nvidia_repository writes per repository URL: nvidia-<sha256(url)[:12]>.
+# The files gpufabric.cluster._nvidia_repository writes: the keyring per repository URL (nvidia-<sha256(url)[:12]>),
+# the sources file per URL and suite (nvidia-<sha256("<url> <suite>")[:12]>).
 REPO_URL = "file:/opt/gpufabric-standin-repo/"
 REPO_NAME = "nvidia-" + hashlib.sha256(REPO_URL.encode()).hexdigest()[:12]
-SOURCES = f"/etc/apt/sources.list.d/{REPO_NAME}.list"
+SOURCES = "/etc/apt/sources.list.d/nvidia-" + hashlib.sha256(f"{REPO_URL} /".encode()).hexdigest()[:12] + ".list"
 KEYRING = f"/etc/apt/keyrings/{REPO_NAME}.asc"
 
 

@@ -16,10 +16,11 @@ MEMBERS = ("imex-1", "imex-2", "imex-3")
 NODES_FILE = "/etc/nvidia-imex/nodes_config.cfg"
 CONFIG_FILE = "/etc/nvidia-imex/config.cfg"
 
-# The one sources file gpufabric.cluster._nvidia_repository writes per repository URL: nvidia-<sha256(url)[:12]>.
+# The files gpufabric.cluster._nvidia_repository writes: the keyring per repository URL (nvidia-<sha256(url)[:12]>),
+# the sources file per URL and suite (nvidia-<sha256("<url> <suite>")[:12]>).
 REPO_URL = "file:/opt/gpufabric-standin-repo/"
 REPO_NAME = "nvidia-" + hashlib.sha256(REPO_URL.encode()).hexdigest()[:12]
-SOURCES = f"/etc/apt/sources.list.d/{REPO_NAME}.list"
+SOURCES = "/etc/apt/sources.list.d/nvidia-" + hashlib.sha256(f"{REPO_URL} /".encode()).hexdigest()[:12] + ".list"
 
 
 def _member(name):
