@@ -1,14 +1,20 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpufabric.cluster contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Verify doca_ofed: the DOCA-OFED profile with its rebuild record, and Debian's rdma-core on the inbox host."""
+"""Verify doca_ofed: the DOCA-OFED profile from the DOCA repository, and Debian's rdma-core on the inbox host."""
 
 from __future__ import annotations
+
+import hashlib
 
 import testinfra
 
 HOSTS = ("ofed-doca", "ofed-inbox")
-RECORD = "/var/lib/gpufabric/gpu-driver-rebuild-required"
+# The files gpufabric.cluster._nvidia_repository writes: the keyring per repository URL (nvidia-<sha256(url)[:12]>),
+# the sources file per URL and suite (nvidia-<sha256("<url> <suite>")[:12]>).
+REPO_URL = "file:/opt/gpufabric-standin-repo/"
+REPO_NAME = "nvidia-" + hashlib.sha256(REPO_URL.encode()).hexdigest()[:12]
+SOURCES = "/etc/apt/sources.list.d/nvidia-" + hashlib.sha256(f"{REPO_URL} ./".encode()).hexdigest()[:12] + ".list"
 
 
 def _host(name):
@@ -20,18 +26,9 @@ def test_doca_profile_installed_from_the_repository():
     for package in ("doca-ofed", "ofed-scripts", "mlnx-ofed-kernel-dkms", "mlnx-ofed-kernel-utils"):
         assert host.package(package).is_installed, package
     assert not host.package("rdma-core").is_installed
-    assert "file:/opt/gpufabric-standin-repo/ ./" in host.file("/etc/apt/sources.list.d/doca.list").content_string
+    assert "file:/opt/gpufabric-standin-repo/ ./" in host.file(SOURCES).content_string
     # what the probe will read on the next run
     assert host.check_output("ofed_info -s") == "OFED-internal-25.07-0.9.7.0:"
-
-
-def test_rebuild_record_written_once_on_the_doca_host():
-    record = _host("ofed-doca").file(RECORD)
-    assert record.exists
-    assert record.user == "root" and record.mode == 0o644
-    assert record.content_string.startswith("#\n# Ansible managed\n")
-    assert "profile=doca-ofed" in record.content_string.splitlines()
-    assert not _host("ofed-inbox").file(RECORD).exists
 
 
 def test_inbox_host_has_debian_rdma_core():
@@ -40,7 +37,7 @@ def test_inbox_host_has_debian_rdma_core():
         assert host.package(package).is_installed, package
     assert host.exists("ibv_devinfo")
     assert not host.package("doca-ofed").is_installed
-    assert not host.file("/etc/apt/sources.list.d/doca.list").exists
+    assert not host.file(SOURCES).exists
 
 
 def test_check_diff_on_the_converged_hosts_changes_nothing(converge_check_diff):

@@ -1,17 +1,26 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpufabric.cluster contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Verify nvidia_driver: the upgrade to 580 with fabric manager, nothing on the up-to-date tray, the fresh 570 node."""
+"""Verify nvidia_driver: the upgrade to 580 with fabric manager, nothing on the up-to-date tray, the fresh 570 node,
+and nvidia_driver with nvidia_imex from one signed repository entry."""
 
 from __future__ import annotations
 
+import hashlib
+
 import testinfra
 
-HOSTS = ("drv-upgrade", "drv-present", "drv-fresh")
+HOSTS = ("drv-upgrade", "drv-present", "drv-fresh", "drv-imex")
 PIN = "/etc/apt/preferences.d/nvidia-driver-pin"
-SOURCES = "/etc/apt/sources.list.d/nvidia-driver.list"
 NOUVEAU = "/etc/modprobe.d/blacklist-nouveau.conf"
 IMEX_CHANNEL = "/etc/modprobe.d/nvidia-imex-channel.conf"
+
+# The files gpufabric.cluster._nvidia_repository writes: the keyring per repository URL (nvidia-<sha256(url)[:12]>),
+# the sources file per URL and suite (nvidia-<sha256("<url> <suite>")[:12]>).
+REPO_URL = "file:/opt/gpufabric-standin-repo/"
+REPO_NAME = "nvidia-" + hashlib.sha256(REPO_URL.encode()).hexdigest()[:12]
+SOURCES = "/etc/apt/sources.list.d/nvidia-" + hashlib.sha256(f"{REPO_URL} /".encode()).hexdigest()[:12] + ".list"
+KEYRING = f"/etc/apt/keyrings/{REPO_NAME}.asc"
 
 
 def _host(name):
@@ -80,6 +89,32 @@ def test_loaded_wanted_driver_is_left_alone():
         assert not host.package(package).is_installed, package
     for path in (PIN, SOURCES, NOUVEAU, IMEX_CHANNEL):
         assert not host.file(path).exists, path
+
+
+def test_driver_and_imex_share_one_signed_repository_entry():
+    """Both roles configure file:/opt/gpufabric-standin-repo/ signed: one keyring, one sources entry, no other."""
+    host = _host("drv-imex")
+    assert _managed(host, SOURCES) == [f"deb [signed-by={KEYRING}] {REPO_URL} /"]
+    keyring = host.file(KEYRING)
+    assert keyring.user == "root" and keyring.mode == 0o644
+    assert keyring.content_string == host.file("/opt/gpufabric-standin-repo/standin-key.asc").content_string
+    listed = host.check_output("ls /etc/apt/sources.list.d /etc/apt/keyrings").split()
+    assert not {"nvidia-driver.list", "nvidia-imex.list", "nvidia-driver.asc", "nvidia-imex.asc"} & set(listed)
+    # apt reads the signed repository: a bad signature or a Signed-By conflict fails the update
+    update = host.run(f"apt-get update -o Dir::Etc::sourcelist={SOURCES} -o Dir::Etc::sourceparts=-")
+    assert update.rc == 0, update.stderr
+    assert "Conflicting values" not in update.stderr and "GPG error" not in update.stderr, update.stderr
+
+
+def test_driver_and_imex_installed_with_the_site_imex_mode():
+    host = _host("drv-imex")
+    assert host.package("nvidia-open-580").is_installed
+    # the 580 pin also holds the unsuffixed nvidia-imex of the repository on the branch
+    assert host.package("nvidia-imex").version == "580.95.05-1"
+    assert not host.package("nvidia-imex-570").is_installed
+    # gpufabric_imex_mode host: the driver creates channel 0 and the host service runs
+    assert _managed(host, IMEX_CHANNEL) == ["options nvidia NVreg_CreateImexChannel0=1"]
+    assert host.service("nvidia-imex").is_enabled and host.service("nvidia-imex").is_running
 
 
 def test_check_diff_on_the_converged_hosts_changes_nothing(converge_check_diff):

@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import ipaddress
 import json
 
@@ -14,6 +15,12 @@ import testinfra
 MEMBERS = ("imex-1", "imex-2", "imex-3")
 NODES_FILE = "/etc/nvidia-imex/nodes_config.cfg"
 CONFIG_FILE = "/etc/nvidia-imex/config.cfg"
+
+# The files gpufabric.cluster._nvidia_repository writes: the keyring per repository URL (nvidia-<sha256(url)[:12]>),
+# the sources file per URL and suite (nvidia-<sha256("<url> <suite>")[:12]>).
+REPO_URL = "file:/opt/gpufabric-standin-repo/"
+REPO_NAME = "nvidia-" + hashlib.sha256(REPO_URL.encode()).hexdigest()[:12]
+SOURCES = "/etc/apt/sources.list.d/nvidia-" + hashlib.sha256(f"{REPO_URL} /".encode()).hexdigest()[:12] + ".list"
 
 
 def _member(name):
@@ -63,7 +70,7 @@ def test_config_points_at_the_nodes_file(host):
 def test_package_repository_and_service(host):
     assert host.package("nvidia-imex-570").is_installed
     assert not host.package("nvidia-imex").is_installed
-    sources = host.file("/etc/apt/sources.list.d/nvidia-imex.list").content_string
+    sources = host.file(SOURCES).content_string
     assert "file:/opt/gpufabric-standin-repo/ /" in sources
     service = host.service("nvidia-imex")
     assert service.is_enabled
