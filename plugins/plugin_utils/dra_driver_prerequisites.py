@@ -21,13 +21,16 @@ from ansible_collections.gpufabric.cluster.plugins.plugin_utils.cluster_roles im
     chosen_settings,
     host_facts,
 )
-from ansible_collections.gpufabric.cluster.plugins.plugin_utils.versions import at_least
+from ansible_collections.gpufabric.cluster.plugins.plugin_utils.versions import (
+    COMPUTE_DOMAIN_MIN_DRIVER_VERSION,
+    at_least,
+)
 
 CLIQUE_LABEL = "nvidia.com/gpu.clique"
 DEFAULTS = {
     "min_kubernetes_version": "1.34.2",
     "oldest_kubernetes_version": "1.32.0",
-    "min_driver_version": "570.158.01",
+    "min_driver_version": COMPUTE_DOMAIN_MIN_DRIVER_VERSION,
     "compute_domains": True,
     "node_name_var": "dra_driver_node_name",
 }

@@ -18,13 +18,16 @@ from ansible_collections.gpufabric.cluster.plugins.plugin_utils.cluster_roles im
 from ansible_collections.gpufabric.cluster.plugins.plugin_utils.dma_buf import blocking_messages
 from ansible_collections.gpufabric.cluster.plugins.plugin_utils.imex_address import ImexAddressError, imex_address
 from ansible_collections.gpufabric.cluster.plugins.plugin_utils.imex_domains import group_by_clique
-from ansible_collections.gpufabric.cluster.plugins.plugin_utils.versions import at_least
+from ansible_collections.gpufabric.cluster.plugins.plugin_utils.versions import (
+    COMPUTE_DOMAIN_MIN_DRIVER_VERSION,
+    at_least,
+)
 
 STATUS_ORDER = {"skip": 0, "pass": 1, "warn": 2, "fail": 3}
 
 DEFAULT_SETTINGS: dict[str, t.Any] = {
     # The DRA driver's floor for ComputeDomains; any older driver fails the driver check.
-    "min_driver_version": "570.158.01",
+    "min_driver_version": COMPUTE_DOMAIN_MIN_DRIVER_VERSION,
     # None: each port is compared with the fastest port of the same link layer on its host.
     "rdma_min_rate_gbps": None,
     # Expected netdev MTU per link layer; None leaves that link layer unchecked.
@@ -33,7 +36,7 @@ DEFAULT_SETTINGS: dict[str, t.Any] = {
     "rdma_require_active": True,
 }
 
-# The site variables a host's IMEX address comes from (roles/_site), with the site defaults.
+# The site variables a host's IMEX address comes from (roles/gpufabric), with the site defaults.
 IMEX_ADDRESS_VARIABLES = {"address": ("gpufabric_imex_address", ""),
                           "interface": ("gpufabric_imex_interface", ""),
                           "family": ("gpufabric_imex_address_family", "ipv4")}

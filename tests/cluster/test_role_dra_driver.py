@@ -158,7 +158,7 @@ def test_compute_domain_with_wrong_channel_is_rejected(api_client, installed, sh
          "dra_driver_kubeconfig /nonexistent/kubeconfig"),
         ("masked", {"dra_driver_chart_version": "25.99.0"}, "dra_driver_chart_version 25.99.0 does not exist"),
         ("masked", {"dra_driver_gpus": "bogus"}, "dra_driver_gpus"),
-        # The site-wide settings reach the role through its defaults (gpufabric.cluster._site).
+        # The site-wide settings reach the role through its defaults (gpufabric.cluster.gpufabric).
         ("masked", {"gpufabric_kubeconfig": "/nonexistent/site-kubeconfig"},
          "dra_driver_kubeconfig /nonexistent/site-kubeconfig"),
         ("masked", {"gpufabric_min_driver_version": "999.0.0"},
