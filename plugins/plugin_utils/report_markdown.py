@@ -1,11 +1,13 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpufabric.cluster contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The Markdown reports for people: the preflight report, the validation summary and the site summary.
+"""The Markdown reports for people: the preflight report, the validation summary, the site summary and the reports
+of the roles validate_rdma and validate_compute_domain.
 
-Pure functions over the dicts of :mod:`.preflight`, the validation playbook and :mod:`.site`; the filters
-``gpufabric.cluster.preflight_markdown``, ``gpufabric.cluster.validation_markdown`` and
-``gpufabric.cluster.site_summary_markdown`` are their entry points.
+Pure functions over the dicts of :mod:`.preflight`, the validation playbook, :mod:`.site` and the two validation
+roles; the filters ``gpufabric.cluster.preflight_markdown``, ``gpufabric.cluster.validation_markdown``,
+``gpufabric.cluster.site_summary_markdown``, ``gpufabric.cluster.rdma_markdown`` and
+``gpufabric.cluster.compute_domain_markdown`` are their entry points.
 Errors are :class:`ReportError`.
 """
 
@@ -102,4 +104,56 @@ def validation_markdown(validation: Mapping) -> str:
         lines.append(f"- RDMA {result.get('name')}: {verdict.get('status')}, {verdict.get('best_average_gbps')} of "
                      f"{verdict.get('line_rate_gbps')} Gb/s")
     lines += [f"- failed: {failure}" for failure in failures]
+    return "\n".join(lines) + "\n"
+
+
+MANAGED = "<!-- Ansible managed -->"
+
+
+def _or_dash(value: t.Any) -> t.Any:
+    return "-" if value is None else value
+
+
+def rdma_markdown(results: t.Sequence[Mapping]) -> str:
+    """Return the report of validate_rdma (``validate_rdma_results``): one table row per test, then the reasons."""
+    if not isinstance(results, (list, tuple)) or not all(isinstance(result, Mapping) for result in results):
+        raise ReportError("expected the list of test results of validate_rdma (validate_rdma_results)")
+    lines = [MANAGED, "# GPUDirect RDMA validation", "",
+             "| test | pair | rail | memory | GPU (server/client) | best average | line rate | status |",
+             "|---|---|---|---|---|---|---|---|"]
+    for result in results:
+        verdict = result["verdict"]
+        gpus = f"{_or_dash(result['server'].get('gpu_index'))}/{_or_dash(result['client'].get('gpu_index'))}"
+        lines.append(f"| {result['name']} | {result['pair']} | {result['rail']} | {result['memory']} | {gpus} "
+                     f"| {verdict['best_average_gbps']} Gb/s | {verdict['line_rate_gbps']} Gb/s "
+                     f"| {verdict['status']} |")
+    for result in results:
+        if result["verdict"].get("reasons"):
+            lines += ["", f"- {result['name']}: {'; '.join(result['verdict']['reasons'])}"]
+    return "\n".join(lines) + "\n"
+
+
+def _worst(case: Mapping) -> str:
+    worst = case.get("worst")
+    return f"{worst['gbps']} ({worst['from']}->{worst['to']})" if worst else "-"
+
+
+def compute_domain_markdown(result: Mapping) -> str:
+    """Return the report of validate_compute_domain (``validate_compute_domain_result``)."""
+    if not isinstance(result, Mapping) or "verdict" not in result or "placement" not in result:
+        raise ReportError("expected the result of validate_compute_domain (validate_compute_domain_result)")
+    verdict, placement = result["verdict"], result["placement"]
+    status = (result.get("compute_domain_status") or {}).get("status", "unknown")
+    lines = [MANAGED, f"# ComputeDomain validation: {str(verdict['status']).upper()}", "",
+             f"- ComputeDomain `{result['namespace']}/{result['name']}`: {status}",
+             f"- Nodes ({placement['clique']}): {', '.join(placement['nodes'])}",
+             f"- GPUs: {verdict['gpus']} ({placement['gpu_model']}), threshold {verdict['threshold_gbps']} GB/s "
+             f"({verdict['threshold_source']})", "",
+             "| testcase | status | worst pair (GB/s) | best pair (GB/s) | spread |", "|---|---|---|---|---|"]
+    for case in verdict.get("testcases") or []:
+        best = case["best"]["gbps"] if case.get("best") else "-"
+        spread = "-" if case.get("spread_percent") is None else f"{case['spread_percent']} %"
+        lines.append(f"| {case['name']} | {case['status']} | {_worst(case)} | {best} | {spread} |")
+    if verdict.get("reasons"):
+        lines += ["", "## Reasons", *(f"- {reason}" for reason in verdict["reasons"])]
     return "\n".join(lines) + "\n"
