@@ -58,7 +58,9 @@ test: ## every test tier
 lint: venv collection build ## ruff, yamllint, ansible-lint (production), galaxy-importer, install + ansible-doc of the tarball
 	$(BIN)/ruff check plugins tests tools bench
 	$(BIN)/yamllint -s .
-	ANSIBLE_LIBRARY=$(ROOT)/tests/molecule/library ANSIBLE_MODULE_UTILS=$(ROOT)/tests/fixtures $(BIN)/ansible-lint --offline  # the scenarios' TEST FIXTURE modules
+	@# ANSIBLE_HOME: ansible-lint's cache is then .build, whose collections/ link is this checkout, so no copy of the
+	@# collection installed under ~/.ansible by another checkout or an older run can shadow it
+	ANSIBLE_HOME=$(BUILD) ANSIBLE_LIBRARY=$(ROOT)/tests/molecule/library ANSIBLE_MODULE_UTILS=$(ROOT)/tests/fixtures $(BIN)/ansible-lint --offline  # the scenarios' TEST FIXTURE modules
 	$(MAKE) --no-print-directory importer install-check
 
 unit: venv collection ## pytest on module_utils, modules and filters with recorded fixtures
@@ -79,7 +81,8 @@ build: venv ## build the collection tarball into .build/
 	$(BIN)/ansible-galaxy collection build --force --output-path $(BUILD) .
 
 importer: build ## galaxy-importer on the built tarball (local checks, no container)
-	cd $(BUILD) && GALAXY_IMPORTER_CONFIG=$(ROOT)/tests/galaxy-importer.cfg $(BIN)/python -m galaxy_importer.main $(TARBALL)
+	@# its ansible-lint resolves gpufabric.cluster.* in the unpacked tarball, not in a copy under ~/.ansible
+	cd $(BUILD) && ANSIBLE_HOME=$(BUILD)/importer-home GALAXY_IMPORTER_CONFIG=$(ROOT)/tests/galaxy-importer.cfg $(BIN)/python -m galaxy_importer.main $(TARBALL)
 
 install-check: build ## install the built tarball and render every plugin's documentation from the installed copy
 	rm -rf $(BUILD)/installed
