@@ -26,10 +26,14 @@ class ImexAddressError(ValueError):
 def canonical_ip(value: t.Any, where: str) -> str:
     """Return ``value`` as a canonical IP address text; raise :class:`ImexAddressError` naming ``where``."""
     try:
-        return str(ipaddress.ip_address(str(value).strip()))
+        parsed = ipaddress.ip_address(str(value).strip())
     except ValueError:
         raise ImexAddressError(f"{where}: {value!r} is not an IP address (IMEX nodes files hold IP addresses "
                                f"only, never host names)") from None
+    if parsed.is_loopback or parsed.is_unspecified or parsed.is_link_local:
+        kind = "loopback" if parsed.is_loopback else "unspecified" if parsed.is_unspecified else "link-local"
+        raise ImexAddressError(f"{where}: {parsed} is a {kind} address, which IMEX peers on other hosts cannot reach")
+    return str(parsed)
 
 
 def where_of(interface: str | None, family: str) -> str:

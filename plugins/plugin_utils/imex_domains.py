@@ -129,6 +129,15 @@ def derive_domains(hostvars: Mapping, hosts: t.Sequence[str], domains: t.Any = N
     for domain in chosen:
         addresses = {host: address_of(host, hostvars.get(host) or {}, family, interface, address_var, address_label)
                      for host in domain["hosts"]}
+        owners: dict[str, list[str]] = {}
+        for host, address in addresses.items():
+            owners.setdefault(address, []).append(host)
+        shared = sorted((address, hosts_) for address, hosts_ in owners.items() if len(hosts_) > 1)
+        if shared:
+            address, hosts_ = shared[0]
+            raise ImexDomainError(f"IMEX domain {domain['name']}: hosts {' and '.join(sorted(hosts_))} have the "
+                                  f"same IMEX address {address} ({address_label or address_var}); "
+                                  "every member needs its own")
         nodes = sorted_addresses([*addresses.values(), *domain["nodes"]])
         for host in domain["hosts"]:
             result[host] = {"domain": domain["name"], "clique": domain["clique"], "address": addresses[host],

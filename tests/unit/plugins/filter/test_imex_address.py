@@ -100,3 +100,15 @@ def test_preflight_names_why_an_address_is_unknown():
                                "address found: gpufabric_imex_address is not set and ansible_facts['ib0']['ipv4'] is "
                                "empty (gather setup facts, choose another gpufabric_imex_interface or "
                                "gpufabric_imex_address_family, or set gpufabric_imex_address)"]
+
+
+@pytest.mark.parametrize(("address", "kind"), [("127.0.0.1", "loopback"), ("0.0.0.0", "unspecified"),
+                                               ("169.254.3.4", "link-local"), ("::1", "loopback")])
+def test_an_address_peers_cannot_reach_is_refused_naming_host_and_variable(address, kind):
+    with pytest.raises(AnsibleFilterError, match=rf"host h1: gpufabric_imex_address: .* is a {kind} address"):
+        imex_address({}, "h1", address=address)
+
+
+def test_the_string_false_from_extra_vars_is_not_an_address():
+    with pytest.raises(AnsibleFilterError, match=r"host h1: gpufabric_imex_address: 'false' is not an IP address"):
+        imex_address({}, "h1", address="false")

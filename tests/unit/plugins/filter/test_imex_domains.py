@@ -129,3 +129,11 @@ def test_bad_input_names_host_and_variable(hostvars, args, message):
 def test_hosts_must_be_a_list():
     with pytest.raises(AnsibleFilterError, match="hosts must be a list of host names, got str"):
         imex_domains({}, "a")
+
+
+def test_two_members_with_one_address_are_refused_naming_both():
+    hostvars = {name: {"nvidia_imex_address": "10.0.0.7", "ansible_facts": {}} for name in ("tray-a", "tray-b")}
+    domains = [{"name": "rack1", "hosts": ["tray-a", "tray-b"], "nodes": []}]
+    with pytest.raises(AnsibleFilterError, match=r"IMEX domain rack1: hosts tray-a and tray-b have the same IMEX "
+                                              r"address 10\.0\.0\.7 \(nvidia_imex_address\)"):
+        imex_domains(hostvars, ["tray-a", "tray-b"], domains=domains)
