@@ -60,7 +60,9 @@ def site_gate(report: Mapping, targets: t.Sequence[str], checks: t.Sequence[str]
     active = set(_names(hosts_active, "hosts_active"))
     wanted = set(_names(targets, "targets"))
     judged = [host for host in hosts_all if host in wanted and host in active]
-    reasons = {host: blockers(report["hosts"].get(host) or {}, checks) for host in judged}
+    # A host the report does not hold was never judged: it does not go on as if it had passed.
+    reasons = {host: blockers(report["hosts"][host], checks) if isinstance(report["hosts"].get(host), Mapping)
+               else ["not judged by the preflight (no entry in its report)"] for host in judged}
     return {
         "preflight_hosts": hosts_all,
         "preflight_status": {host: entry.get("status") for host, entry in report["hosts"].items()},

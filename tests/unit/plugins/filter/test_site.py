@@ -112,3 +112,15 @@ def test_validation_markdown_is_what_validate_yml_wrote():
         "# gpufabric.cluster validation: PASS\n\n"
     with pytest.raises(AnsibleFilterError, match="validation_markdown: expected the validation result"):
         validation_markdown({})
+
+
+def test_a_target_the_preflight_report_does_not_hold_is_excluded_not_ready():
+    report = {"hosts": {}, "summary": {"ready": True}}
+    gate = site_gate(report, ["tray-1"], ["probe", "fabric"], ["tray-1"], ["tray-1"])
+    assert gate["ready"] == []
+    assert gate["excluded"] == {"tray-1": ["not judged by the preflight (no entry in its report)"]}
+
+
+def test_the_string_false_for_the_gate_checks_is_refused_naming_the_variable():
+    with pytest.raises(AnsibleFilterError, match="gpufabric_site_gate_checks must be a list, got str"):
+        site_gate({"hosts": {}}, ["tray-1"], "false", ["tray-1"], ["tray-1"])
