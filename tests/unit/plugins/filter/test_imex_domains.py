@@ -134,6 +134,7 @@ def test_hosts_must_be_a_list():
 def test_two_members_with_one_address_are_refused_naming_both():
     hostvars = {name: {"nvidia_imex_address": "10.0.0.7", "ansible_facts": {}} for name in ("tray-a", "tray-b")}
     domains = [{"name": "rack1", "hosts": ["tray-a", "tray-b"], "nodes": []}]
-    with pytest.raises(AnsibleFilterError, match=r"IMEX domain rack1: hosts tray-a and tray-b have the same IMEX "
-                                              r"address 10\.0\.0\.7 \(nvidia_imex_address\)"):
+    message = (r"IMEX domain rack1: hosts tray-a and tray-b have the same IMEX address 10\.0\.0\.7 "
+               r"\(nvidia_imex_address\)")
+    with pytest.raises(AnsibleFilterError, match=message):
         imex_domains(hostvars, ["tray-a", "tray-b"], domains=domains)
