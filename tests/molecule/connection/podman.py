@@ -1,0 +1,174 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpufabric.cluster contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""TEST FIXTURE connection: run tasks in the molecule containers, modules pipelined, without a podman per task.
+
+The molecule podman driver writes ``ansible_connection: podman`` into every scenario's inventory, which resolves to
+containers.podman's plugin. That plugin declares ``has_pipelining = False`` (its ``podman exec`` has no ``-i``, so a
+module on stdin never arrives) and runs ``podman mount`` before every task, so one task on one host costs five podman
+processes: mount, ``echo ~``, mkdir of a temp directory, chmod, and the module. A ``podman exec`` costs 0.2 to 1 s of
+wall time on a 2-core machine (conmon, runc exec, the exit file), so the molecule tier spent most of its time there.
+
+This plugin, found first because the scenarios put ``tests/molecule/connection`` on ANSIBLE_CONNECTION_PLUGINS, runs
+each command once, with ``nsenter --all`` into the namespaces of the container's init (mount, UTS, IPC, network,
+PID, cgroup): the same root file system, network, hostname and processes ``podman exec`` gives, the container's
+environment (read from its init's ``/proc/<pid>/environ``), and, as the containers are privileged, the same
+capabilities. Modules are pipelined into the container's Python, as over SSH with pipelining; files go through
+``cat`` in the container. The init's PID comes from ``podman inspect`` once per container start, remembered beside
+its start time (``/proc/<pid>/stat``), so a restarted or recreated container is looked up again.
+One difference from ``podman exec``: the commands stay in the controller's cgroup, not the container's.
+
+Not part of the collection: the roles and playbooks run the same tasks over it as over SSH.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import subprocess
+import tempfile
+
+from ansible.errors import AnsibleConnectionFailure, AnsibleError
+from ansible.module_utils.common.process import get_bin_path
+from ansible.module_utils.common.text.converters import to_bytes, to_text
+from ansible.plugins.connection import ConnectionBase, ensure_connect
+from ansible.utils.display import Display
+
+DOCUMENTATION = r"""
+name: podman
+short_description: TEST FIXTURE - run tasks in the molecule podman containers with pipelining
+description:
+  - Test fixture of the molecule scenarios, not part of the collection; shadows containers.podman.podman, whose
+    name the molecule podman driver writes into the inventory.
+  - One C(nsenter --all) into the namespaces of the container's init per command, modules pipelined; files go
+    through C(cat) in the container; the init's PID from C(podman inspect), once per container start.
+  - Runs as the container's root; C(ansible_user) is not supported.
+author: gpufabric.cluster contributors (@gpufabric)
+options:
+  remote_addr:
+    description: The name or ID of the container.
+    default: inventory_hostname
+    vars:
+      - name: inventory_hostname
+      - name: ansible_host
+      - name: ansible_podman_host
+  podman_executable:
+    description: The podman command (for C(podman inspect)).
+    default: podman
+    vars:
+      - name: ansible_podman_executable
+    env:
+      - name: ANSIBLE_PODMAN_EXECUTABLE
+  pipelining:
+    description: Pipe modules into the container's Python instead of copying them there first.
+    default: true
+    type: boolean
+    env:
+      - name: ANSIBLE_PIPELINING
+    vars:
+      - name: ansible_pipelining
+"""
+
+display = Display()
+
+
+class Connection(ConnectionBase):
+    """Commands in the namespaces of a running container, modules pipelined."""
+
+    transport = "podman"
+    has_pipelining = True
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._init_pid = None
+        self._environment = None
+
+    def _container(self) -> str:
+        return to_text(self.get_option("remote_addr"))
+
+    def _connect(self):
+        if not self._connected:
+            self._init_pid = self._find_init_pid()
+            try:
+                with open(f"/proc/{self._init_pid}/environ", "rb") as handle:
+                    entries = [entry.partition(b"=") for entry in handle.read().split(b"\0") if b"=" in entry]
+            except OSError as error:
+                raise AnsibleConnectionFailure(f"container {self._container()}: {error}") from None
+            self._environment = {key: value for key, _sep, value in entries}
+            self._connected = True
+        return self
+
+    def _find_init_pid(self) -> int:
+        """The host PID of the container's init: remembered while that process lives, else ``podman inspect``."""
+        cache = os.path.join(os.environ.get("MOLECULE_EPHEMERAL_DIRECTORY") or tempfile.gettempdir(),
+                             f"gpufabric-podman-pid-{self._container()}")
+        try:
+            with open(cache, encoding="ascii") as handle:
+                pid, started = handle.read().split()
+            if _start_time(int(pid)) == started:
+                return int(pid)
+        except (OSError, ValueError):
+            pass
+        try:
+            podman = get_bin_path(self.get_option("podman_executable"))
+        except ValueError as error:
+            raise AnsibleConnectionFailure(str(error)) from None
+        inspect = subprocess.run([podman, "inspect", "--format", "{{.State.Pid}}", self._container()],
+                                 capture_output=True, text=True, check=False)
+        pid = inspect.stdout.strip()
+        if inspect.returncode != 0 or not pid.isdigit() or pid == "0":
+            raise AnsibleConnectionFailure(f"container {self._container()} is not running: "
+                                           f"{inspect.stderr.strip() or pid}")
+        started = _start_time(int(pid))
+        if started:
+            with open(cache, "w", encoding="ascii") as handle:
+                handle.write(f"{pid} {started}\n")
+        return int(pid)
+
+    def _run(self, argv: list, in_data: bytes | None) -> tuple[int, bytes, bytes]:
+        """Run ``argv`` in the container, ``in_data`` on its standard input."""
+        command = ["nsenter", f"--target={self._init_pid}", "--all", "--", *argv]
+        display.vvv(f"EXEC {command}", host=self._container())
+        completed = subprocess.run([to_bytes(part, errors="surrogate_or_strict") for part in command],
+                                   input=in_data if in_data is not None else b"", capture_output=True, check=False,
+                                   env=self._environment, cwd="/")
+        return completed.returncode, completed.stdout, completed.stderr
+
+    @ensure_connect
+    def exec_command(self, cmd, in_data=None, sudoable=False):
+        super().exec_command(cmd, in_data=in_data, sudoable=sudoable)
+        return self._run(shlex.split(to_text(cmd, errors="surrogate_or_strict")), in_data)
+
+    @ensure_connect
+    def put_file(self, in_path, out_path):
+        super().put_file(in_path, out_path)
+        display.vvv(f"PUT {in_path} TO {out_path}", host=self._container())
+        with open(to_bytes(in_path, errors="surrogate_or_strict"), "rb") as handle:
+            data = handle.read()
+        rc, _stdout, stderr = self._run(["/bin/sh", "-c", 'cat > "$1"', "sh", out_path], data)
+        if rc != 0:
+            raise AnsibleError(f"failed to put {in_path} to {out_path} in container {self._container()}: "
+                               f"{to_text(stderr).strip()}")
+
+    @ensure_connect
+    def fetch_file(self, in_path, out_path):
+        super().fetch_file(in_path, out_path)
+        display.vvv(f"FETCH {in_path} TO {out_path}", host=self._container())
+        rc, stdout, stderr = self._run(["cat", in_path], None)
+        if rc != 0:
+            raise AnsibleError(f"failed to fetch {in_path} from container {self._container()}: "
+                               f"{to_text(stderr).strip()}")
+        with open(to_bytes(out_path, errors="surrogate_or_strict"), "wb") as handle:
+            handle.write(stdout)
+
+    def close(self):
+        self._connected = False
+
+
+def _start_time(pid: int) -> str:
+    """The start time of ``pid`` (field 22 of ``/proc/<pid>/stat``), or "" when it does not run."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as handle:
+            return handle.read().rpartition(")")[2].split()[19]
+    except (OSError, IndexError):
+        return ""
