@@ -14,6 +14,10 @@ IMAGE="${GPUFABRIC_IMAGE:-localhost/gpufabric/debian12-systemd:latest}"
 MIRROR="${DEBIAN_MIRROR:-http://deb.debian.org/debian}"
 SUITE=bookworm
 PACKAGES=systemd,systemd-sysv,dbus,python3,python3-apt,iproute2,procps,ca-certificates,gnupg,apt-transport-https,sudo,less
+# What the scenarios' prepare steps install from Debian, as a site's hosts would have it (kmod, initramfs-tools, the
+# network stacks of rdma_network): downloaded into the image's apt cache, NOT installed, so each scenario still
+# installs them where it does today, from the cache instead of the mirror. The package lists stay in the image too.
+PREPARE_PACKAGES="initramfs-tools kmod netplan.io network-manager ifupdown"
 HASH="$(sha256sum "${BASH_SOURCE[0]}" | cut -c1-16)"
 
 log() { printf '%s build-debian12-systemd: %s\n' "$(date +%T)" "$*" >&2; }
@@ -66,9 +70,19 @@ main() {
   log "debootstrap $SUITE into $work/rootfs (variant minbase)"
   as_root debootstrap --variant=minbase --include="$PACKAGES" "$SUITE" "$work/rootfs" "$MIRROR" >"$work/debootstrap.log" 2>&1 \
     || { tail -n 40 "$work/debootstrap.log" >&2; exit 1; }
-  log "trimming the tree for a container"
   local root="$work/rootfs"
-  as_root rm -rf "$root"/var/cache/apt/archives/*.deb "$root"/var/lib/apt/lists/* "$root"/usr/share/doc/* "$root"/usr/share/man/*
+  printf 'deb %s %s main\n' "$MIRROR" "$SUITE" | as_root tee "$root/etc/apt/sources.list" >/dev/null
+  log "downloading (not installing) the prepare steps' packages: $PREPARE_PACKAGES"
+  as_root cp /etc/resolv.conf "$root/etc/resolv.conf"
+  as_root rm -f "$root"/var/cache/apt/archives/*.deb
+  # shellcheck disable=SC2086  # a list of package names
+  as_root chroot "$root" sh -c "apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -qq \
+      --download-only --no-install-recommends $PREPARE_PACKAGES" >"$work/download.log" 2>&1 \
+    || { tail -n 40 "$work/download.log" >&2; exit 1; }
+  as_root rm -f "$root/etc/resolv.conf"
+  log "trimming the tree for a container"
+  as_root rm -rf "$root"/var/cache/apt/*.bin "$root"/var/cache/apt/archives/partial/* "$root"/usr/share/doc/* \
+    "$root"/usr/share/man/*
   # units that make no sense or hang in a container
   local unit
   for unit in systemd-udevd.service systemd-udevd-control.socket systemd-udevd-kernel.socket \
@@ -80,7 +94,6 @@ main() {
   done
   printf 'container\n' | as_root tee "$root/etc/hostname" >/dev/null
   : | as_root tee "$root/etc/machine-id" >/dev/null
-  printf 'deb %s %s main\n' "$MIRROR" "$SUITE" | as_root tee "$root/etc/apt/sources.list" >/dev/null
   log "importing as $IMAGE"
   as_root tar -C "$root" --numeric-owner -cf "$work/rootfs.tar" .
   podman import \
