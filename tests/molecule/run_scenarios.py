@@ -1,0 +1,105 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpufabric.cluster contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Run ``molecule test`` for several scenarios, ``--jobs`` at a time, and say how each went.
+
+Each scenario's output goes to ``<log-dir>/<scenario>.log`` and is printed whole when the scenario ends, so a CI log
+reads scenario by scenario even when they ran side by side. A scenario that fails is destroyed (no container or
+control plane left behind) and the run goes on; the exit status is 1 when any failed. The longest scenarios start
+first (durations of the last run, kept in ``<log-dir>/durations.json``; unknown ones count as longest), so that two
+jobs end close together.
+
+Scenarios can share the machine: the host-role scenarios' containers have names of their own, and every cluster
+scenario starts its own control plane on free ports (tests/cluster). One scenario never runs twice at once.
+
+Usage: python tests/molecule/run_scenarios.py --jobs 2 --log-dir .build/molecule SCENARIO [SCENARIO ...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import subprocess
+import sys
+import time
+
+
+def order_longest_first(scenarios: list[str], durations: dict) -> list[str]:
+    """``scenarios`` without duplicates, longest known duration first, unknown ones before all known."""
+    unique = list(dict.fromkeys(scenarios))
+    return sorted(unique, key=lambda name: -float(durations.get(name, float("inf"))))
+
+
+def read_durations(path: str) -> dict:
+    """The durations of the last run: the finite non-negative numbers of the file's JSON object, else none."""
+    try:
+        with open(path, encoding="utf-8") as handle:
+            data = json.load(handle)
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(data, dict):
+        return {}
+    return {key: value for key, value in data.items()
+            if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and value >= 0}
+
+
+def run(scenarios: list[str], jobs: int, log_dir: str, molecule: str) -> int:
+    os.makedirs(log_dir, exist_ok=True)
+    durations_path = os.path.join(log_dir, "durations.json")
+    durations = read_durations(durations_path)
+    waiting = order_longest_first(scenarios, durations)
+    running: dict[str, tuple[subprocess.Popen, float, str]] = {}
+    failed: list[str] = []
+    environment = dict(os.environ, NO_COLOR="1")
+    while waiting or running:
+        while waiting and len(running) < jobs:
+            scenario = waiting.pop(0)
+            log_path = os.path.join(log_dir, f"{scenario}.log")
+            with open(log_path, "wb") as log:
+                process = subprocess.Popen([molecule, "test", "-s", scenario], stdout=log, stderr=subprocess.STDOUT,
+                                           stdin=subprocess.DEVNULL, env=environment)
+            running[scenario] = (process, time.monotonic(), log_path)
+            print(f"=== molecule scenario {scenario}: started", flush=True)
+        time.sleep(1)
+        for scenario, (process, started, log_path) in list(running.items()):
+            if process.poll() is None:
+                continue
+            del running[scenario]
+            elapsed = round(time.monotonic() - started)
+            with open(log_path, encoding="utf-8", errors="replace") as log:
+                sys.stdout.write(log.read())
+            if process.returncode == 0:
+                durations[scenario] = elapsed
+                print(f"=== molecule scenario {scenario} passed in {elapsed}s", flush=True)
+            else:
+                failed.append(scenario)
+                print(f"=== molecule scenario {scenario} FAILED after {elapsed}s", flush=True)
+                subprocess.run([molecule, "destroy", "-s", scenario], stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL, env=environment, check=False)
+    with open(durations_path, "w", encoding="utf-8") as handle:
+        json.dump(durations, handle, indent=1, sort_keys=True)
+    if failed:
+        print(f"failed molecule scenario(s): {' '.join(failed)}", flush=True)
+        return 1
+    return 0
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--jobs", type=int, default=2, help="scenarios at a time (default 2)")
+    parser.add_argument("--log-dir", required=True, help="where each scenario's log and the durations go")
+    parser.add_argument("--molecule", default="molecule", help="the molecule command")
+    parser.add_argument("scenarios", nargs="+")
+    arguments = parser.parse_args()
+    if arguments.jobs < 1:
+        parser.error(f"--jobs must be 1 or more, got {arguments.jobs}")
+    missing = [name for name in arguments.scenarios if not os.path.isfile(f"molecule/{name}/molecule.yml")]
+    if missing:
+        parser.error(f"no scenario molecule/<name>/molecule.yml for: {' '.join(missing)}")
+    return run(arguments.scenarios, arguments.jobs, arguments.log_dir, arguments.molecule)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
