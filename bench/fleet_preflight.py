@@ -44,7 +44,7 @@ from dataclasses import dataclass
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 sys.path[:0] = [HERE, os.path.join(REPO, "tests")]
-from fixture_tools import write_tools  # noqa: E402
+from fixture_tools import write_ip_passthrough, write_tools  # noqa: E402
 from fixtures import build_trees  # noqa: E402  (the shared TEST FIXTURES package, tests/fixtures)
 
 PAGE = os.sysconf("SC_PAGE_SIZE")
@@ -199,6 +199,7 @@ def build_fleet(workdir: str, tree: str, count: int) -> list[tuple[str, str]]:
     """Build the recorded tree once and copy it per host; return [(host name, root)]."""
     source = os.path.join(workdir, "source")
     root = build_trees.build_tree(tree, source)
+    write_ip_passthrough(root)
     hosts_dir = os.path.join(workdir, "hosts")
     os.makedirs(hosts_dir, exist_ok=True)
     fleet = []
