@@ -4,10 +4,12 @@
 """The host's IP addresses as ``setup``'s ``network`` subset reports the ones the IMEX address rule reads.
 
 ``default_ipv4`` / ``default_ipv6``: the interface, source address and gateway of the route to a public
-address, asked as ``setup`` asks (``ip -4 route get 8.8.8.8``, ``ip -6 route get 2404:6800:400a:800::1012``);
+address, asked as ``setup`` asks (``route get 8.8.8.8``, ``route get 2404:6800:400a:800::1012``);
 ``interfaces``: per interface its primary IPv4 address (``address``, ``netmask``, ``network``, ``prefix``,
-``broadcast``) and its IPv6 addresses (``address``, ``prefix``, ``scope``) from ``ip -json addr show``.
-The ``ip`` tool is the one below ``root`` (host_commands); one that resolves outside ``root`` is refused.
+``broadcast``) and its IPv6 addresses (``address``, ``prefix``, ``scope``) from ``addr show``.  The three
+questions go to one ``ip -json -force -batch -`` process (one JSON list per answered line; a route that does
+not exist prints nothing).  The ``ip`` tool is the one below ``root`` (host_commands); one that resolves
+outside ``root`` is refused.
 Pure parsers over the tool's text; nothing raises out of :func:`collect_network`.
 """
 
@@ -27,6 +29,7 @@ from ansible_collections.gpufabric.cluster.plugins.module_utils.host_files impor
 
 # The destinations setup's network collector asks the route to (ansible.module_utils.facts.network.linux).
 ROUTE_PROBES = {"ipv4": ("-4", "8.8.8.8"), "ipv6": ("-6", "2404:6800:400a:800::1012")}
+BATCH = "".join(["addr show\n"] + [f"route get {destination}\n" for _flag, destination in ROUTE_PROBES.values()])
 
 
 def empty_payload() -> dict:
@@ -131,6 +134,31 @@ def parse_route_get(text: str, family: str) -> dict:
     return found
 
 
+def split_batch(text: str) -> tuple[str | None, dict[str, str]]:
+    """Split the output of ``ip -json -batch`` over :data:`BATCH` into the ``addr show`` answer (``None`` when
+    it is missing) and the route answers by family (a family without a route is absent).
+
+    Raises :class:`ParseError` on a line that is not a JSON list, or a route to an address not asked for.
+    """
+    addresses: str | None = None
+    routes: dict[str, str] = {}
+    by_destination = {destination: family for family, (_flag, destination) in ROUTE_PROBES.items()}
+    for line in (text or "").splitlines():
+        if not line.strip():
+            continue
+        items = _json_list(line, "ip -json -batch")
+        if items and "dst" in items[0]:
+            family = by_destination.get(str(items[0].get("dst")))
+            if family is None:
+                raise ParseError(f"ip -json -batch: a route to {items[0].get('dst')!r}, which was not asked for")
+            routes[family] = line
+        elif addresses is None:
+            addresses = line
+        else:
+            raise ParseError("ip -json -batch: two address lists")
+    return addresses, routes
+
+
 def default_interface(route: dict, interfaces: dict[str, dict], family: str) -> dict:
     """``default_ipv4`` / ``default_ipv6`` as setup builds them: the route, plus the details of its address."""
     if not route:
@@ -171,25 +199,20 @@ def collect_network(root: str, runner: Runner) -> dict:
         errors.append(f"ip: {relative} leads outside the probe root")
         return payload
 
-    def run(argv: list[str]) -> str:
-        rc, out, err = runner([tool, *argv], check_rc=False, environ_update={"LC_ALL": "C"})
-        if rc != 0:
-            detail = (err or out or "").strip().splitlines()
-            raise CommandError(f"ip {' '.join(argv)} exited {rc}: {detail[-1] if detail else 'no output'}")
-        return out
-
+    rc, out, err = runner([tool, "-json", "-force", "-batch", "-"], check_rc=False, data=BATCH,
+                          environ_update={"LC_ALL": "C"})
     try:
-        payload["interfaces"] = parse_ip_addr(run(["-json", "addr", "show"]))
+        addresses, routes = split_batch(out)
+        if addresses is None:  # rc is 1 also when only a route is missing; the address list never is
+            detail = (err or "").strip().splitlines()
+            raise CommandError(f"ip -json addr show exited {rc}: {detail[0] if detail else 'no output'}")
+        payload["interfaces"] = parse_ip_addr(addresses)
     except (CommandError, ParseError) as exc:
         errors.append(str(exc))
         return payload
-    for family, (flag, destination) in ROUTE_PROBES.items():
-        rc, out, _err = runner([tool, "-json", flag, "route", "get", destination], check_rc=False,
-                               environ_update={"LC_ALL": "C"})
-        if rc != 0:  # no route in this family (setup leaves the default empty as well)
-            continue
+    for family, text in routes.items():
         try:
-            route = parse_route_get(out, family)
+            route = parse_route_get(text, family)
         except ParseError as exc:
             errors.append(str(exc))
             continue

@@ -125,10 +125,10 @@ ansible_facts:
           sample: {dma_buf: {supported: true, reasons: []}}
         network:
           description:
-            - The host's addresses, read with the C(ip) tool below O(root) (C(ip -json addr show) and the routes
-              M(ansible.builtin.setup) asks for, C(ip -4 route get 8.8.8.8) and C(ip -6 route get
-              2404:6800:400a:800::1012)), in the layout of C(setup)'s network facts. A tool that resolves
-              outside O(root) is not run.
+            - The host's addresses, read with the C(ip) tool below O(root) (C(addr show) and the routes
+              M(ansible.builtin.setup) asks for, C(route get 8.8.8.8) and C(route get 2404:6800:400a:800::1012),
+              in one C(ip -json -force -batch -) process), in the layout of C(setup)'s network facts. A tool that
+              resolves outside O(root) is not run.
             - Read by the IMEX address rule (P(gpufabric.cluster.imex_address#filter)) when C(setup)'s network
               facts were not gathered.
           returned: when gathered

@@ -21,6 +21,7 @@ from ansible_collections.gpufabric.cluster.plugins.module_utils.network import (
     default_interface,
     parse_ip_addr,
     parse_route_get,
+    split_batch,
 )
 from ansible_collections.gpufabric.cluster.tests.unit.helpers import write_host_file
 
@@ -45,20 +46,28 @@ ROUTE_V6 = ('[{"dst":"2404:6800:400a:800::1012","from":"::","gateway":"fd00::1",
             '"metric":1024,"flags":[],"pref":"medium"}]')
 
 
-def run(argv, check_rc=False, environ_update=None):
+def run(argv, check_rc=False, environ_update=None, data=None):
     """A runner with AnsibleModule.run_command's signature, for the stand-in tools of the trees."""
     env = dict(os.environ, **(environ_update or {}))
-    proc = subprocess.run(argv, capture_output=True, text=True, env=env, check=False)
+    proc = subprocess.run(argv, capture_output=True, text=True, env=env, check=False,
+                          input=None if data is None else data + "\n")
     return proc.returncode, proc.stdout, proc.stderr
 
 
-def recorded_ip(root, addr=IP_ADDR, v4=ROUTE_V4, v6=None, rc_addr=0):
-    """TEST FIXTURE: an `ip` below root printing recorded answers (v6 None: no IPv6 route, exit 2)."""
-    answers = {"addr": (rc_addr, addr), "-4": (0, v4), "-6": (2, "") if v6 is None else (0, v6)}
+def recorded_ip(root, addr=IP_ADDR, v4=ROUTE_V4, v6=None):
+    """TEST FIXTURE: an `ip -json -force -batch -` below root answering each line from recordings, as ip does:
+    one JSON line per answered command; a question answered None fails (nothing on stdout, exit 1 at the end)."""
+    answers = {"addr show": addr, "route get 8.8.8.8": v4, "route get 2404:6800:400a:800::1012": v6}
     script = (f"#!{sys.executable}\n# TEST FIXTURE: recorded ip answers.\nimport sys\n"
-              f"answers = {answers!r}\nargs = sys.argv[1:]\n"
-              "key = 'addr' if 'addr' in args else args[1]\nrc, out = answers[key]\n"
-              "sys.stdout.write(out)\nif rc: sys.stderr.write('RTNETLINK answers: Network is unreachable\\n')\n"
+              f"assert sys.argv[1:] == ['-json', '-force', '-batch', '-'], sys.argv\n"
+              f"answers = {answers!r}\nrc = 0\n"
+              "for number, line in enumerate(sys.stdin.read().splitlines(), 1):\n"
+              "    if not line.strip():\n        continue\n"
+              "    out = answers[line.strip()]\n"
+              "    if out is None:\n"
+              "        sys.stderr.write(f'RTNETLINK answers: Network is unreachable\\nCommand failed -:{number}\\n')\n"
+              "        rc = 1\n"
+              "    else:\n        sys.stdout.write(out + '\\n')\n"
               "sys.exit(rc)\n")
     write_host_file(str(root), "/usr/sbin/ip", script, 0o755)
 
@@ -123,6 +132,16 @@ def test_parse_route_get_refuses_bad_output(text, family, message):
         parse_route_get(text, family)
 
 
+def test_split_batch():
+    addresses, routes = split_batch("\n".join([IP_ADDR, ROUTE_V4, ROUTE_V6, ""]))
+    assert addresses == IP_ADDR and routes == {"ipv4": ROUTE_V4, "ipv6": ROUTE_V6}
+    assert split_batch(ROUTE_V6) == (None, {"ipv6": ROUTE_V6})
+    assert split_batch("") == (None, {})
+    assert split_batch("[]\n") == ("[]", {})
+    with pytest.raises(ParseError, match="two address lists"):
+        split_batch("[]\n[]")
+
+
 def test_default_interface_takes_the_details_of_its_address():
     interfaces = parse_ip_addr(IP_ADDR)
     assert default_interface(parse_route_get(ROUTE_V4, "ipv4"), interfaces, "ipv4") == {
@@ -170,10 +189,15 @@ def test_ip_leading_outside_the_root_is_not_run(tmp_path):
 
 
 def test_failing_or_garbled_ip_is_an_error(tmp_path):
-    recorded_ip(tmp_path, rc_addr=1)
+    recorded_ip(tmp_path, addr=None)
     assert collect_network(str(tmp_path), run)["errors"] == \
         ["ip -json addr show exited 1: RTNETLINK answers: Network is unreachable"]
-    recorded_ip(tmp_path, v4='[{"dev": "eth0", "prefsrc": "fd00::1"}]')
+    recorded_ip(tmp_path, v4='[{"dst": "10.0.0.1", "dev": "eth0"}]')
+    assert collect_network(str(tmp_path), run)["errors"] == \
+        ["ip -json -batch: a route to '10.0.0.1', which was not asked for"]
+    recorded_ip(tmp_path, v4="RTNETLINK")
+    assert collect_network(str(tmp_path), run)["errors"][0].startswith("ip -json -batch: not JSON")
+    recorded_ip(tmp_path, v4='[{"dst": "8.8.8.8", "dev": "eth0", "prefsrc": "fd00::1"}]')
     payload = collect_network(str(tmp_path), run)
     assert payload["errors"] == ["route ipv4: prefsrc fd00::1 is not an ipv4 address"]
     assert payload["interfaces"]["eth0"]["ipv4"]["address"] == "192.0.2.2"
@@ -255,3 +279,17 @@ def test_parse_route_get_gives_a_route_or_a_parse_error(text, family):
     for key in ("address", "gateway"):
         if key in route:
             assert (":" in route[key]) == (family == "ipv6")
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.one_of(st.text(max_size=20), st.just(ROUTE_V4), st.just(ROUTE_V6), st.just(IP_ADDR),
+                          JSONISH.map(json.dumps)), max_size=4).map("\n".join))
+def test_split_batch_gives_the_answers_or_a_parse_error(text):
+    try:
+        addresses, routes = split_batch(text)
+    except ParseError:
+        return
+    assert addresses is None or isinstance(json.loads(addresses), list)
+    assert set(routes) <= {"ipv4", "ipv6"}
+    for family, line in routes.items():
+        assert (":" in json.loads(line)[0]["dst"]) == (family == "ipv6")
