@@ -192,4 +192,3 @@ def write_ip_passthrough(root: str) -> str:
         handle.write(f"#!/bin/sh\n# BENCH FIXTURE: the simulated host's ip is this machine's.\nexec {real} \"$@\"\n")
     os.chmod(path, stat.S_IRWXU | stat.S_IRGRP | stat.S_IXGRP | stat.S_IROTH | stat.S_IXOTH)
     return path
-
