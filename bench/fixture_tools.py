@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpufabric.cluster contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""BENCH FIXTURE: stand-ins for ``lspci``, ``ibdev2netdev``, ``lsmod`` and ``nvidia-smi``.
+"""BENCH FIXTURE: stand-ins for ``lspci``, ``ibdev2netdev``, ``lsmod`` and ``nvidia-smi``, and a pass-through ``ip``.
 
 The shell-based probing that deepops / Cloud Native Stack style playbooks do runs these tools
 on every host.  The simulated hosts of ``bench/fleet_preflight.py`` are recorded fixture trees,
@@ -174,3 +174,21 @@ def write_tools(dest: str, python: str) -> str:
             handle.write(f"#!{python} -I\n{_COMMON}{body}")
         os.chmod(path, stat.S_IRWXU | stat.S_IRGRP | stat.S_IXGRP | stat.S_IROTH | stat.S_IXOTH)
     return dest
+
+
+def write_ip_passthrough(root: str) -> str:
+    """Put ``usr/bin/ip`` into a host tree: the machine's own ``ip`` (BENCH FIXTURE); return its path.
+
+    ``fabric_facts``' network subset runs the ``ip`` found below its root; a recorded tree has none, and the
+    addresses of a simulated host are this machine's, as ``setup`` (which ignores the root) reported them.
+    """
+    real = next((path for path in ("/usr/sbin/ip", "/sbin/ip", "/usr/bin/ip", "/bin/ip")
+                 if os.path.isfile(path) and os.access(path, os.X_OK)), None)
+    if real is None:
+        raise SystemExit("no ip tool (iproute2) on this machine; the network subset of fabric_facts needs one")
+    path = os.path.join(root, "usr", "bin", "ip")
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w", encoding="utf-8") as handle:
+        handle.write(f"#!/bin/sh\n# BENCH FIXTURE: the simulated host's ip is this machine's.\nexec {real} \"$@\"\n")
+    os.chmod(path, stat.S_IRWXU | stat.S_IRGRP | stat.S_IXGRP | stat.S_IROTH | stat.S_IXOTH)
+    return path

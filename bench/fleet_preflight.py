@@ -11,7 +11,10 @@ the tree as on a real host.
 
 1. Sweep: the real ``gpufabric.cluster.preflight`` playbook for each N in ``--sizes``; per N the
    wall time, the peak RSS of the ansible-playbook process and of its whole process tree (its
-   forks and the module processes), the controller CPU seconds and the cost per host.
+   forks and the module processes), the controller CPU seconds and the cost per host.  In the same
+   run, for every N, the floor: a generated playbook of one ``ansible.builtin.ping`` task
+   (``gather_facts: false``) over the same inventory with the same settings (one module execution
+   per host), and preflight / floor in CPU and in wall per host.
 2. Three ways, one fleet of ``--ways-size`` hosts, same forks: ``fabric_facts`` once, the four
    ``_info`` modules as separate tasks, and deepops / Cloud Native Stack style shell probing
    (``lspci | grep``, ``ibdev2netdev``, ``lsmod | grep``, ``nvidia-smi --query-gpu`` as separate
@@ -41,7 +44,7 @@ from dataclasses import dataclass
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 sys.path[:0] = [HERE, os.path.join(REPO, "tests")]
-from fixture_tools import write_tools  # noqa: E402
+from fixture_tools import write_ip_passthrough, write_tools  # noqa: E402
 from fixtures import build_trees  # noqa: E402  (the shared TEST FIXTURES package, tests/fixtures)
 
 PAGE = os.sysconf("SC_PAGE_SIZE")
@@ -196,6 +199,7 @@ def build_fleet(workdir: str, tree: str, count: int) -> list[tuple[str, str]]:
     """Build the recorded tree once and copy it per host; return [(host name, root)]."""
     source = os.path.join(workdir, "source")
     root = build_trees.build_tree(tree, source)
+    write_ip_passthrough(root)
     hosts_dir = os.path.join(workdir, "hosts")
     os.makedirs(hosts_dir, exist_ok=True)
     fleet = []
@@ -317,6 +321,18 @@ def write_way_playbook(path: str, name: str, tasks: list[dict], play: dict, summ
     return path
 
 
+FLOOR_LIMIT = 1.5  # issue 16 goal 1: preflight within 1.5x the floor in CPU and wall per host
+
+
+def write_floor_playbook(path: str) -> str:
+    """The floor: one ``ansible.builtin.ping`` per host, no fact gathering (one module execution per host)."""
+    playbook = [{"name": "Bench - the floor: one module execution per host", "hosts": "all", "gather_facts": False,
+                 "tasks": [{"name": "Ping", "ansible.builtin.ping": {}}]}]
+    with open(path, "w", encoding="utf-8") as handle:
+        json.dump(playbook, handle, indent=1)
+    return path
+
+
 # --- reporting ----------------------------------------------------------------------------------
 
 def _mib(value: int) -> str:
@@ -339,6 +355,21 @@ def print_sweep(runs: list[Run]) -> None:
               f" {run.peak_procs:>5} {run.wall / run.hosts * 1000:>12.0f} {run.cpu / run.hosts * 1000:>11.0f}"
               f" {marginal_wall:>21} {marginal_cpu:>20} {run.load:>5.1f}")
         previous = run
+
+
+def print_floor(pairs: list[tuple[Run, Run]]) -> None:
+    """Per N: preflight and the floor (one ping per host) side by side, and preflight / floor per host."""
+    print(f"{'N':>5} {'preflight CPU/host ms':>21} {'floor CPU/host ms':>17} {'ratio CPU':>9}"
+          f" {'preflight wall/host ms':>22} {'floor wall/host ms':>18} {'ratio wall':>10}"
+          f" {'within ' + format(FLOOR_LIMIT, 'g') + 'x':>11} {'load pre/floor':>14}")
+    for preflight, floor in pairs:
+        ratio_cpu = preflight.cpu / max(floor.cpu, 1e-9)
+        ratio_wall = preflight.wall / max(floor.wall, 1e-9)
+        within = "yes" if ratio_cpu <= FLOOR_LIMIT and ratio_wall <= FLOOR_LIMIT else "no"
+        print(f"{preflight.hosts:>5} {preflight.cpu / preflight.hosts * 1000:>21.0f}"
+              f" {floor.cpu / floor.hosts * 1000:>17.0f} {ratio_cpu:>8.2f}x"
+              f" {preflight.wall / preflight.hosts * 1000:>22.0f} {floor.wall / floor.hosts * 1000:>18.0f}"
+              f" {ratio_wall:>9.2f}x {within:>11} {preflight.load:>6.1f}/{floor.load:<7.1f}")
 
 
 def print_ways(runs: list[tuple[str, str, int, Run]], startup: Run | None) -> None:
@@ -441,8 +472,10 @@ def main() -> None:
         print(f"work directory: {workdir}")
 
         if args.sizes:
-            print("\n== preflight (gpufabric.cluster.preflight: setup network subset + fabric_facts, report) ==")
+            print("\n== preflight (the gpufabric.cluster.preflight playbook: facts, judgement, report) ==")
             sweep = []
+            pairs = []
+            floor_playbook = write_floor_playbook(os.path.join(workdir, "floor.json"))
             for count in args.sizes:
                 inventory = write_inventory(os.path.join(workdir, f"fleet-{count}.json"), fleet[:count], tools,
                                             args.facts_parallel)
@@ -451,7 +484,15 @@ def main() -> None:
                                    "linear", args.interval, ["-e", f"gpufabric_report_dir={report_dir}"])
                 sweep.append(run)
                 print(f"  N={count}: {check_sweep_report(report_dir, count)}", flush=True)
+                floor = run_playbook(f"floor-{count}", floor_playbook, inventory, count, settings, "linear",
+                                     args.interval, [])
+                pairs.append((run, floor))
             print_sweep(sweep)
+            print("\n== preflight against the floor (one ansible.builtin.ping task per host, gather_facts false, "
+                  "same inventory, forks and pipelining) ==")
+            print_floor(pairs)
+            print(f"ratio: preflight / floor, total CPU and total wall of the two runs over the same N hosts (the "
+                  f"per-host figures divided by the same N); goal: both at most {FLOOR_LIMIT:g}x")
 
         if args.ways_size:
             count = args.ways_size

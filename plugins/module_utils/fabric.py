@@ -12,6 +12,7 @@ from ansible_collections.gpufabric.cluster.plugins.module_utils.errors import Gp
 from ansible_collections.gpufabric.cluster.plugins.module_utils.gpu import collect_gpu
 from ansible_collections.gpufabric.cluster.plugins.module_utils.host_commands import Runner
 from ansible_collections.gpufabric.cluster.plugins.module_utils.imex import collect_imex
+from ansible_collections.gpufabric.cluster.plugins.module_utils.network import collect_network
 from ansible_collections.gpufabric.cluster.plugins.module_utils.peermem import collect_peermem
 
 COLLECTORS: dict[str, t.Callable[[str, Runner], dict]] = {
@@ -19,6 +20,7 @@ COLLECTORS: dict[str, t.Callable[[str, Runner], dict]] = {
     "connectx": collect_connectx,
     "imex": collect_imex,
     "peermem": collect_peermem,
+    "network": collect_network,
 }
 
 

@@ -16,13 +16,16 @@ description:
     their results as C(ansible_facts['gpufabric']).
   - Usable as an additional facts module, so that C(gather_facts) collects it in the same round trip
     as C(ansible.builtin.setup) (set C(ansible_facts_modules) and pass options through C(module_defaults)).
+  - With the C(network) subset it also returns the host's addresses the way the C(network) subset of
+    M(ansible.builtin.setup) reports the ones the IMEX address rule reads (C(default_ipv4), C(default_ipv6), the
+    addresses of every interface), so that one facts module per host is enough for the preflight.
   - Read only. A device that is absent is reported absent; anything that cannot be read is listed in the
     C(errors) of its subset and never fails the task.
 author: gpufabric.cluster contributors (@gpufabric)
 options:
   gather_subset:
     description:
-      - Which probes to run. C(all) or any of C(gpu), C(connectx), C(imex), C(peermem).
+      - Which probes to run. C(all) or any of C(gpu), C(connectx), C(imex), C(peermem), C(network).
       - Prefix a name with C(!) to leave it out, for example C(['all', '!imex']).
       - An unknown name fails the task with a message naming it.
     type: list
@@ -95,7 +98,7 @@ ansible_facts:
           returned: always
           type: list
           elements: str
-          sample: [gpu, connectx, imex, peermem]
+          sample: [gpu, connectx, imex, peermem, network]
         gpu:
           description: The result of M(gpufabric.cluster.gpu_info).
           returned: when gathered
@@ -120,6 +123,54 @@ ansible_facts:
           returned: when gathered
           type: dict
           sample: {dma_buf: {supported: true, reasons: []}}
+        network:
+          description:
+            - The host's addresses, read with the C(ip) tool below O(root) (C(addr show) and the routes
+              M(ansible.builtin.setup) asks for, C(route get 8.8.8.8) and C(route get 2404:6800:400a:800::1012),
+              in one C(ip -json -force -batch -) process), in the layout of C(setup)'s network facts. A tool that
+              resolves outside O(root) is not run.
+            - Read by the IMEX address rule (P(gpufabric.cluster.imex_address#filter)) when C(setup)'s network
+              facts were not gathered.
+          returned: when gathered
+          type: dict
+          contains:
+            default_ipv4:
+              description:
+                - The route to C(8.8.8.8) as C(setup)'s C(default_ipv4) has it, C({}) when there is none.
+                - C(interface), C(address) (the route's source address) and C(gateway) as far as the route has
+                  them; C(broadcast), C(netmask), C(network) and C(prefix) when C(address) is the interface's
+                  primary IPv4 address.
+              returned: always
+              type: dict
+              sample: {interface: eth0, address: 192.0.2.2, gateway: 192.0.2.1, broadcast: 192.0.2.255,
+                       netmask: 255.255.255.0, network: 192.0.2.0, prefix: "24"}
+            default_ipv6:
+              description:
+                - The route to C(2404:6800:400a:800::1012) as C(setup)'s C(default_ipv6) has it, C({}) when
+                  there is none. C(interface), C(address), C(gateway); C(prefix) and C(scope) when C(address)
+                  is one of the interface's addresses.
+              returned: always
+              type: dict
+              sample: {interface: eth0, address: "fd00::2", gateway: "fd00::1", prefix: "64", scope: global}
+            interfaces:
+              description:
+                - Every interface by name. C(ipv4) (when it has an IPv4 address) is its primary IPv4 address
+                  with C(address), C(broadcast) (C('') when none), C(netmask), C(network) and C(prefix) (text);
+                  C(ipv6) (when it has IPv6 addresses) lists them in the kernel's order with C(address),
+                  C(prefix) (text) and C(scope) (C(global), C(link), C(host)).
+              returned: always
+              type: dict
+              sample:
+                eth0:
+                  ipv4: {address: 192.0.2.2, broadcast: 192.0.2.255, netmask: 255.255.255.0, network: 192.0.2.0,
+                         prefix: "24"}
+                  ipv6: [{address: "fd00::2", prefix: "64", scope: global}]
+            errors:
+              description: What could not be read (no C(ip) below O(root), a failing command, output that is
+                not the tool's JSON). Never fails the task.
+              returned: always
+              type: list
+              elements: str
 """
 
 from ansible.module_utils.basic import AnsibleModule

@@ -112,3 +112,39 @@ def test_an_address_peers_cannot_reach_is_refused_naming_host_and_variable(addre
 def test_the_string_false_from_extra_vars_is_not_an_address():
     with pytest.raises(AnsibleFilterError, match=r"host h1: gpufabric_imex_address: 'false' is not an IP address"):
         imex_address({}, "h1", address="false")
+
+
+def fabric_network(default_ipv4="10.0.0.1", ib0="192.168.7.1", ib0_ipv6=None):
+    """ansible_facts with only fabric_facts' network subset: the same values as facts(), nested."""
+    flat = facts(default_ipv4, ib0, ib0_ipv6)
+    return {"gpufabric": {"network": {"default_ipv4": flat["default_ipv4"], "default_ipv6": {},
+                                      "interfaces": {"ib0": flat["ib0"]}, "errors": []}}}
+
+
+@pytest.mark.parametrize(("settings", "expected"), [
+    pytest.param({}, "10.0.0.1", id="default-route"),
+    pytest.param({"interface": "ib0"}, "192.168.7.1", id="interface"),
+    pytest.param({"interface": "ib0", "family": "ipv6"}, "fd00::7", id="interface-ipv6-global"),
+])
+def test_fabric_facts_network_gives_the_same_address_as_setup(settings, expected):
+    assert imex_address(fabric_network(ib0_ipv6="fd00::7"), "tray-1", **settings) == expected
+    assert imex_address(facts(ib0_ipv6="fd00::7"), "tray-1", **settings) == expected
+
+
+def test_setup_facts_take_precedence_over_fabric_facts_network():
+    both = {**facts(default_ipv4="10.0.0.2", ib0="192.168.7.2"), **fabric_network()}
+    assert imex_address(both, "tray-1") == "10.0.0.2"
+    assert imex_address(both, "tray-1", interface="ib0") == "192.168.7.2"
+
+
+@pytest.mark.parametrize("network", [None, "eth0", [], {"interfaces": "ib0"}, {"default_ipv4": None}])
+def test_malformed_fabric_facts_network_means_no_address(network):
+    with pytest.raises(AnsibleFilterError, match=r"host tray-1: no IMEX address found"):
+        imex_address({"gpufabric": {"network": network}}, "tray-1")
+
+
+def test_preflight_reads_the_address_from_fabric_facts_alone():
+    gpufabric = {"gpu": {"count": 0, "gpus": []}, "connectx": {"count": 0}, "imex": {}, "peermem": {}}
+    host = {"ansible_facts": {"gpufabric": {**gpufabric, **fabric_network()["gpufabric"]}}}
+    report = preflight_report({"tray-1": host}, ["tray-1"])
+    assert report["hosts"]["tray-1"]["imex_address"] == "10.0.0.1"

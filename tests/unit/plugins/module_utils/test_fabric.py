@@ -12,11 +12,12 @@ from ansible_collections.gpufabric.cluster.plugins.module_utils.fabric import se
 
 
 @pytest.mark.parametrize(("requested", "expected"), [
-    (["all"], ["gpu", "connectx", "imex", "peermem"]),
-    ([], ["gpu", "connectx", "imex", "peermem"]),
+    (["all"], ["gpu", "connectx", "imex", "peermem", "network"]),
+    ([], ["gpu", "connectx", "imex", "peermem", "network"]),
     (["peermem", "gpu"], ["gpu", "peermem"]),
-    (["all", "!imex"], ["gpu", "connectx", "peermem"]),
-    (["!imex", "!peermem"], ["gpu", "connectx"]),
+    (["all", "!imex"], ["gpu", "connectx", "peermem", "network"]),
+    (["!imex", "!peermem", "!network"], ["gpu", "connectx"]),
+    (["network"], ["network"]),
     (["gpu", "!gpu"], []),
     ([" connectx "], ["connectx"]),
 ])
@@ -25,5 +26,6 @@ def test_select_subsets(requested, expected):
 
 
 def test_unknown_subset_is_named():
-    with pytest.raises(GpuFabricError, match=r"unknown subset 'nics'; choose from all, gpu, connectx, imex, peermem"):
+    expected = r"unknown subset 'nics'; choose from all, gpu, connectx, imex, peermem, network"
+    with pytest.raises(GpuFabricError, match=expected):
         select_subsets(["all", "nics"])

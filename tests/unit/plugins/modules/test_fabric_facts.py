@@ -34,7 +34,9 @@ def test_facts_equal_the_info_modules(host, host_trees, recorded_nvml, module_ru
     result = module_runner(fabric_facts, {"root": host_trees[host]})
     assert result["changed"] is False
     facts = result["ansible_facts"]["gpufabric"]
-    assert facts["gather_subset"] == ["gpu", "connectx", "imex", "peermem"]
+    assert facts["gather_subset"] == ["gpu", "connectx", "imex", "peermem", "network"]
+    # the recorded trees hold no ip tool: the network subset says so and never fails
+    assert facts["network"]["errors"] == ["ip: not found below the probe root"]
     for subset, module in INFO_MODULES.items():
         single = module_runner(module, {"root": host_trees[host]})
         for key in ("changed", "invocation", "warnings", "deprecations"):
@@ -56,7 +58,7 @@ def test_subset_selection(host_trees, recorded_nvml, module_runner):
     recorded_nvml("hgx_h100")
     facts = module_runner(fabric_facts, {"root": host_trees["hgx_h100"], "gather_subset": ["all", "!imex", "!gpu"]})
     gpufabric = facts["ansible_facts"]["gpufabric"]
-    assert sorted(gpufabric) == ["connectx", "gather_subset", "peermem"]
+    assert sorted(gpufabric) == ["connectx", "gather_subset", "network", "peermem"]
     assert gpufabric["connectx"]["count"] == 10
 
 
