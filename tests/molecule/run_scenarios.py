@@ -6,13 +6,14 @@
 Each scenario's output goes to ``<log-dir>/<scenario>.log`` and is printed whole when the scenario ends, so a CI log
 reads scenario by scenario even when they ran side by side. A scenario that fails is destroyed (no container or
 control plane left behind) and the run goes on; the exit status is 1 when any failed. The longest scenarios start
-first (durations of the last run, kept in ``<log-dir>/durations.json``; unknown ones count as longest), so that two
-jobs end close together.
+first (durations of the last passing run of each, kept in the ``--durations`` file, which ``make molecule`` keeps in
+``~/.cache/gpufabric`` so that a fresh clone on the same machine orders them too; unknown ones count as longest), so
+that the jobs end close together.
 
 Scenarios can share the machine: the host-role scenarios' containers have names of their own, and every cluster
 scenario starts its own control plane on free ports (tests/cluster). One scenario never runs twice at once.
 
-Usage: python tests/molecule/run_scenarios.py --jobs 2 --log-dir .build/molecule SCENARIO [SCENARIO ...]
+Usage: python tests/molecule/run_scenarios.py --jobs 2 --log-dir .build/molecule [--durations FILE] SCENARIO ...
 """
 
 from __future__ import annotations
@@ -45,9 +46,9 @@ def read_durations(path: str) -> dict:
             if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and value >= 0}
 
 
-def run(scenarios: list[str], jobs: int, log_dir: str, molecule: str) -> int:
+def run(scenarios: list[str], jobs: int, log_dir: str, molecule: str, durations_path: str | None = None) -> int:
     os.makedirs(log_dir, exist_ok=True)
-    durations_path = os.path.join(log_dir, "durations.json")
+    durations_path = durations_path or os.path.join(log_dir, "durations.json")
     durations = read_durations(durations_path)
     waiting = order_longest_first(scenarios, durations)
     running: dict[str, tuple[subprocess.Popen, float, str]] = {}
@@ -78,6 +79,7 @@ def run(scenarios: list[str], jobs: int, log_dir: str, molecule: str) -> int:
                 print(f"=== molecule scenario {scenario} FAILED after {elapsed}s", flush=True)
                 subprocess.run([molecule, "destroy", "-s", scenario], stdout=subprocess.DEVNULL,
                                stderr=subprocess.DEVNULL, env=environment, check=False)
+    os.makedirs(os.path.dirname(os.path.abspath(durations_path)), exist_ok=True)
     with open(durations_path, "w", encoding="utf-8") as handle:
         json.dump(durations, handle, indent=1, sort_keys=True)
     if failed:
@@ -91,6 +93,7 @@ def main() -> int:
     parser.add_argument("--jobs", type=int, default=2, help="scenarios at a time (default 2)")
     parser.add_argument("--log-dir", required=True, help="where each scenario's log and the durations go")
     parser.add_argument("--molecule", default="molecule", help="the molecule command")
+    parser.add_argument("--durations", help="the durations file (default: <log-dir>/durations.json)")
     parser.add_argument("scenarios", nargs="+")
     arguments = parser.parse_args()
     if arguments.jobs < 1:
@@ -98,7 +101,7 @@ def main() -> int:
     missing = [name for name in arguments.scenarios if not os.path.isfile(f"molecule/{name}/molecule.yml")]
     if missing:
         parser.error(f"no scenario molecule/<name>/molecule.yml for: {' '.join(missing)}")
-    return run(arguments.scenarios, arguments.jobs, arguments.log_dir, arguments.molecule)
+    return run(arguments.scenarios, arguments.jobs, arguments.log_dir, arguments.molecule, arguments.durations)
 
 
 if __name__ == "__main__":

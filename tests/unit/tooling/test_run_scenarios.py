@@ -98,3 +98,25 @@ def test_run_prints_each_log_destroys_the_failed_one_and_keeps_durations(tmp_pat
 def test_run_with_every_scenario_passing_exits_zero(tmp_path, capsys):
     assert run_scenarios.run(["alpha"], 3, str(tmp_path / "logs"), _stand_in_molecule(tmp_path)) == 0
     assert "failed molecule" not in capsys.readouterr().out
+
+
+def test_run_starts_the_longest_known_first_and_keeps_durations_in_the_given_file(tmp_path, capsys):
+    durations = tmp_path / "cache" / "gpufabric" / "molecule-durations.json"
+    durations.parent.mkdir(parents=True)
+    durations.write_text(json.dumps({"alpha": 1, "gamma": 100}))
+    molecule = _stand_in_molecule(tmp_path)
+    assert run_scenarios.run(["alpha", "gamma"], 1, str(tmp_path / "logs"), molecule, str(durations)) == 0
+    capsys.readouterr()
+    starts = [line.split(" test -s ")[1] for line in (tmp_path / "calls").read_text().splitlines()
+              if " start test -s " in line]
+    assert starts == ["gamma", "alpha"]
+    kept = json.loads(durations.read_text())
+    assert set(kept) == {"alpha", "gamma"} and kept["gamma"] < 100  # the new run's figure replaced the old one
+    assert not (tmp_path / "logs" / "durations.json").exists()
+
+
+def test_durations_file_in_a_directory_not_there_yet_is_created(tmp_path, capsys):
+    durations = tmp_path / "new" / "dir" / "durations.json"
+    assert run_scenarios.run(["alpha"], 1, str(tmp_path / "logs"), _stand_in_molecule(tmp_path), str(durations)) == 0
+    capsys.readouterr()
+    assert set(json.loads(durations.read_text())) == {"alpha"}
