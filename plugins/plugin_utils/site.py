@@ -96,7 +96,9 @@ def site_summary(site: Mapping | None, converged: t.Sequence[str], cluster_failu
         "preflight": {"ready": site.get("preflight_ready"), "status": dict(site.get("preflight_status") or {})},
         "excluded_hosts": excluded,
         "failed_hosts": failed,
-        "converged_hosts": _names(converged or [], "converged"),
+        # sorted: the group the hosts join (group_by) lists them in the order they finished, which differs from run
+        # to run, and a second run over unchanged hosts must write the same summary
+        "converged_hosts": sorted(_names(converged or [], "converged")),
         "cluster_failure": cluster_failure,
         "validation_failures": failures,
         "validation_ran": validation is not None,

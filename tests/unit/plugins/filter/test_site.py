@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import pytest
 from ansible.errors import AnsibleFilterError
+from hypothesis import given
+from hypothesis import strategies as st
 
 from ansible_collections.gpufabric.cluster.plugins.filter.site_gate import FilterModule as GateFilters
 from ansible_collections.gpufabric.cluster.plugins.filter.site_gate import site_gate
@@ -124,3 +126,13 @@ def test_a_target_the_preflight_report_does_not_hold_is_excluded_not_ready():
 def test_the_string_false_for_the_gate_checks_is_refused_naming_the_variable():
     with pytest.raises(AnsibleFilterError, match="gpufabric_site_gate_checks must be a list, got str"):
         site_gate({"hosts": {}}, ["tray-1"], "false", ["tray-1"], ["tray-1"])
+
+
+@given(st.permutations(["hgx", "broken", "split"]))
+def test_the_summary_does_not_depend_on_the_order_the_hosts_finished_in(finished):
+    # group_by lists the converged hosts in the order they finished, which differs between two runs over the same
+    # hosts; the summary written from it must not (site.yml's second run would rewrite site-summary.json)
+    record = site_gate(REPORT, TARGETS, ["probe", "fabric"], ALL, ACTIVE)
+    summary = site_summary(record, finished, None, None, "/r")
+    assert summary == site_summary(record, ["broken", "hgx", "split"], None, None, "/r")
+    assert summary["converged_hosts"] == ["broken", "hgx", "split"]
