@@ -3,9 +3,11 @@
 #
 # NVIDIA's repositories are not reachable from the test machines, so the scenarios serve packages with the
 # real names (nvidia-imex-570, nvidia-imex) that install the files the real ones ship: /usr/bin/nvidia-imex
-# (a daemon stand-in that only stays running and counts its starts), /usr/bin/nvidia-imex-ctl (answers -N,
-# -N -j and -q in the real formats from the nodes file), /lib/systemd/system/nvidia-imex.service and
-# /etc/nvidia-imex/config.cfg. They are NOT NVIDIA software; every description says so.
+# (a daemon stand-in that counts its starts and listens on SERVER_PORT for its peers), /usr/bin/nvidia-imex-ctl
+# (answers -N, -N -j and -q in the real formats; a peer is READY/CONNECTED only when its stand-in daemon was
+# reached over the network and holds the same nodes list), /lib/systemd/system/nvidia-imex.service and
+# /etc/nvidia-imex/config.cfg, with the network side in /usr/lib/nvidia-imex-standin/standin.py. They are NOT
+# NVIDIA software; every description says so.
 #
 # Driver packages of the CUDA repository for the 570 and 580 branches (nvidia_driver scenario): the open and
 # proprietary meta packages nvidia-open-<branch> and cuda-drivers-<branch>, the unsuffixed nvidia-persistenced
@@ -29,7 +31,8 @@ daemon() {
 #!/bin/sh
 # TEST FIXTURE: stand-in for NVIDIA's nvidia-imex daemon (gpufabric.cluster molecule tests). It does not do IMEX:
 # it checks its configuration as the real daemon needs it, counts its starts, keeps a copy of the two files it
-# loaded (what a real daemon holds in memory until its next start) and stays running.
+# loaded (what a real daemon holds in memory until its next start) and runs the network side of the stand-in
+# (standin.py serve: listens on SERVER_PORT, default 50000, and answers its peers with the nodes it loaded).
 set -eu
 VERSION="@VERSION@"
 config=/etc/nvidia-imex/config.cfg
@@ -54,70 +57,270 @@ count="$(cat "$state/starts" 2>/dev/null || echo 0)"
 echo $((count + 1)) > "$state/starts"
 cp "$config" "$state/loaded-config.cfg"
 cp "$nodes" "$state/loaded-nodes"
-loop='echo $$ > /run/nvidia-imex-standin.pid; while :; do sleep 3600; done'
-if [ "$(setting DAEMONIZE)" = 1 ]; then
-  sh -c "$loop" </dev/null >/dev/null 2>&1 &
-  exit 0
+rm -f /run/nvidia-imex-standin.pid "$state/listen"
+serve="/usr/lib/nvidia-imex-standin/standin.py serve $state/loaded-config.cfg $state/loaded-nodes"
+if [ "$(setting DAEMONIZE)" != 1 ]; then
+  exec python3 $serve
 fi
-exec sh -c "$loop"
+# Like the real daemon: the start succeeds once it listens (the server writes its pid after binding), fails when
+# it cannot (port taken, bad address).
+python3 $serve </dev/null >/dev/null 2>"$state/serve.err" &
+server=$!
+tries=0
+while [ ! -s /run/nvidia-imex-standin.pid ]; do
+  if ! kill -0 "$server" 2>/dev/null || [ "$tries" -ge 100 ]; then
+    echo "nvidia-imex: cannot listen on port $(setting SERVER_PORT): $(tail -n 1 "$state/serve.err")" >&2; exit 1
+  fi
+  tries=$((tries + 1)); sleep 0.1
+done
+exit 0
+SCRIPT
+}
+
+standin_lib() {
+  cat <<'SCRIPT'
+#!/usr/bin/env python3
+# TEST FIXTURE: stand-in for NVIDIA's IMEX daemon and nvidia-imex-ctl (gpufabric.cluster molecule tests). It does
+# not do IMEX. `serve CONFIG` is the daemon's network side: it listens on SERVER_PORT (BIND_INTERFACE_IP, else every
+# interface) and answers peers with the nodes list it loaded; `ctl ARGS` is nvidia-imex-ctl (-N, -N -j, -q), which
+# asks the local daemon. A node is READY, and a pair CONNECTED, only when a TCP connection over the network
+# reached that node's daemon and it holds the same nodes list: a stopped peer, an unreachable address or a tray
+# with another nodes file shows up as not connected.
+import datetime
+import json
+import os
+import socket
+import socketserver
+import sys
+import threading
+
+VERSION = "@VERSION@"
+STATE = "/var/lib/nvidia-imex-standin"
+PIDFILE = "/run/nvidia-imex-standin.pid"
+LISTEN = STATE + "/listen"
+HELLO_TIMEOUT = 1.0   # one TCP connect and answer, daemon to daemon
+ROW_TIMEOUT = 3.0     # a daemon's answer with its own probes of its nodes (concurrent)
+STATUS_TIMEOUT = 6.0  # the local daemon's answer with every node's row (concurrent)
+
+
+def settings(path):
+    found = {}
+    with open(path, encoding="utf-8") as handle:
+        for line in handle:
+            if "=" in line and not line.lstrip().startswith("#"):
+                key, value = line.strip().split("=", 1)
+                found[key] = value
+    return found
+
+
+def read_nodes(path):
+    with open(path, encoding="utf-8") as handle:
+        return [line.strip() for line in handle if line.strip() and not line.strip().startswith("#")]
+
+
+def ask(address, port, request, timeout):
+    """Send one request line to the daemon at address:port; return its JSON answer."""
+    with socket.create_connection((address, port), timeout=timeout) as connection:
+        connection.settimeout(timeout)
+        connection.sendall(request.encode() + b"\n")
+        data = b""
+        while True:
+            chunk = connection.recv(65536)
+            if not chunk:
+                break
+            data += chunk
+    return json.loads(data.decode())
+
+
+def each(function, items):
+    """function(item) for every item, concurrently; the results in order."""
+    results = [None] * len(items)
+
+    def run(index, item):
+        results[index] = function(item)
+    threads = [threading.Thread(target=run, args=(index, item)) for index, item in enumerate(items)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return results
+
+
+class Daemon:
+    """What the daemon loaded at its start (the copies the start script made) and its answers to peers."""
+
+    def __init__(self, config, nodes):
+        loaded = settings(config)
+        self.port = int(loaded.get("SERVER_PORT") or 50000)
+        self.bind = loaded.get("BIND_INTERFACE_IP") or ""
+        self.nodes = read_nodes(nodes)
+
+    def hello(self):
+        return {"version": VERSION.rsplit(".", 1)[0], "nodes": self.nodes}
+
+    def probe(self, address):
+        """This daemon's connection to the node at address: reached over TCP, with the same nodes list?"""
+        try:
+            answer = ask(address, self.port, "hello", HELLO_TIMEOUT)
+        except (OSError, ValueError):
+            return "NEVER_CONNECTED"
+        return "CONNECTED" if answer.get("nodes") == self.nodes else "NODE_MAP_MISMATCH"
+
+    def row(self):
+        return dict(self.hello(), row=each(self.probe, self.nodes))
+
+    def status(self):
+        """The domain as this daemon sees it: every node's own row, asked over the network."""
+        def ask_row(address):
+            try:
+                return ask(address, self.port, "row", ROW_TIMEOUT)
+            except (OSError, ValueError):
+                return None
+        return dict(self.hello(), rows=each(ask_row, self.nodes))
+
+    def answer(self, request):
+        if request == "hello":
+            return self.hello()
+        if request == "row":
+            return self.row()
+        if request == "status":
+            return self.status()
+        return {"error": "unknown request"}
+
+
+def serve(config, nodes):
+    daemon = Daemon(config, nodes)
+
+    class Handler(socketserver.StreamRequestHandler):
+        def handle(self):
+            self.request.settimeout(STATUS_TIMEOUT)
+            request = self.rfile.readline(256).decode(errors="replace").strip()
+            self.wfile.write(json.dumps(daemon.answer(request)).encode())
+
+    class Server(socketserver.ThreadingTCPServer):
+        allow_reuse_address = True
+        daemon_threads = True
+        address_family = socket.AF_INET6 if ":" in daemon.bind or (not daemon.bind and socket.has_ipv6) \
+            else socket.AF_INET
+
+        def server_bind(self):
+            if self.address_family == socket.AF_INET6 and not daemon.bind:
+                self.socket.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0)
+            super().server_bind()
+
+    try:
+        server = Server((daemon.bind or "::", daemon.port), Handler)
+    except OSError:
+        if daemon.bind:
+            raise
+        Server.address_family = socket.AF_INET
+        server = Server(("0.0.0.0", daemon.port), Handler)
+    local = daemon.bind or "localhost"
+    with open(LISTEN, "w", encoding="utf-8") as handle:
+        handle.write(f"{local} {daemon.port}\n")
+    with open(PIDFILE, "w", encoding="utf-8") as handle:
+        handle.write(f"{os.getpid()}\n")
+    server.serve_forever()
+
+
+def local_daemon():
+    """(address, port) of the running local daemon, or None."""
+    try:
+        with open(PIDFILE, encoding="utf-8") as handle:
+            os.kill(int(handle.read().strip()), 0)
+        with open(LISTEN, encoding="utf-8") as handle:
+            address, port = handle.read().split()
+        return address, int(port)
+    except (OSError, ValueError):
+        return None
+
+
+def domain(status):
+    """Node states, the connection matrix and the domain state from the local daemon's status answer."""
+    nodes = status["nodes"]
+    states, versions, matrix = [], [], []
+    for address, answer in zip(nodes, status["rows"]):
+        if answer is None:
+            states.append("UNAVAILABLE")
+            versions.append("")
+            matrix.append(["INVALID"] * len(nodes))
+        elif answer.get("nodes") != nodes:
+            states.append("UNAVAILABLE")
+            versions.append(answer.get("version", ""))
+            matrix.append(["NODE_MAP_MISMATCH"] * len(nodes))
+        else:
+            states.append("READY")
+            versions.append(answer.get("version", ""))
+            matrix.append(list(answer["row"]))
+    if all(state == "READY" for state in states) and all(cell == "CONNECTED" for row in matrix for cell in row):
+        overall = "UP"
+    elif states.count("READY") > 1:
+        overall = "DEGRADED"
+    else:
+        overall = "DOWN"
+    return nodes, states, versions, matrix, overall
+
+
+LETTERS = {"CONNECTED": "C", "NEVER_CONNECTED": "N", "INVALID": "I", "NODE_MAP_MISMATCH": "!M!"}
+
+
+def ctl(args):
+    found = local_daemon()
+    answer = None
+    if found:
+        try:
+            answer = ask(found[0], found[1], "status" if "-N" in args else "hello", STATUS_TIMEOUT)
+        except (OSError, ValueError):
+            answer = None
+    if answer is None:
+        print("Connection to the IMEX daemon failed", file=sys.stderr)
+        return 1
+    if "-q" in args:
+        sys.stdout.write("READY\n")
+        return 0
+    if "-N" not in args:
+        print("usage: nvidia-imex-ctl -N [-j] | -q [-c config]", file=sys.stderr)
+        return 2
+    nodes, states, versions, matrix, overall = domain(answer)
+    now = datetime.datetime.now()
+    stamp = f"{now.day}/{now.month}/{now.year} {now:%H:%M:%S}.{now.microsecond // 1000:03d}"
+    if "-j" in args:
+        out = {"nodes": {}, "timestamp": stamp, "status": overall}
+        for index, address in enumerate(nodes):
+            out["nodes"][str(index)] = {
+                "status": states[index], "host": address, "hostName": "", "version": versions[index],
+                "connections": {str(peer): {"host": other, "status": matrix[index][peer], "changed": False}
+                                for peer, other in enumerate(nodes)}}
+        print(json.dumps(out))
+        return 0
+    print("Connectivity Table Legend:\nI - Invalid - Node wasn't reachable, no connection status available\n"
+          "N - Never Connected\n!M! - Node map mismatch, communication disabled.\n"
+          "C - Connected - Ready for operation\n")
+    print(stamp)
+    print("Nodes:")
+    for index, address in enumerate(nodes):
+        print(f"Node #{index:<3} - {address:<15} - {states[index]:<20} - Version: {versions[index]}")
+    print("\n Nodes From\\To  " + "   ".join(str(index) for index in range(len(nodes))))
+    for index in range(len(nodes)):
+        print(f"{index:>8}        " + "   ".join(LETTERS.get(cell, "I") for cell in matrix[index]))
+    print(f"\nDomain State: {overall}")
+    return 0
+
+
+if __name__ == "__main__":
+    if sys.argv[1:2] == ["serve"]:
+        serve(sys.argv[2], sys.argv[3])
+    else:
+        sys.exit(ctl(sys.argv[2:] if sys.argv[1:2] == ["ctl"] else sys.argv[1:]))
 SCRIPT
 }
 
 ctl() {
   cat <<'SCRIPT'
-#!/usr/bin/env python3
-# TEST FIXTURE: stand-in for NVIDIA's nvidia-imex-ctl (gpufabric.cluster molecule tests). Answers -N, -N -j
-# and -q in the real formats from the nodes file; every node is READY while the local stand-in daemon runs.
-import datetime, json, os, sys
-
-args = sys.argv[1:]
-config = args[args.index("-c") + 1] if "-c" in args else "/etc/nvidia-imex/config.cfg"
-settings = {}
-with open(config, encoding="utf-8") as handle:
-    for line in handle:
-        if "=" in line and not line.lstrip().startswith("#"):
-            key, value = line.strip().split("=", 1)
-            settings[key] = value
-nodes_file = settings.get("IMEX_NODE_CONFIG_FILE") or "/etc/nvidia-imex/nodes_config.cfg"
-with open(nodes_file, encoding="utf-8") as handle:
-    nodes = [line.strip() for line in handle if line.strip() and not line.strip().startswith("#")]
-try:
-    with open("/run/nvidia-imex-standin.pid", encoding="utf-8") as handle:
-        os.kill(int(handle.read().strip()), 0)
-    running = True
-except (OSError, ValueError):
-    running = False
-if not running:
-    print("Connection to the IMEX daemon failed", file=sys.stderr)
-    sys.exit(1)
-if "-q" in args:
-    sys.stdout.write("READY\n")
-    sys.exit(0)
-if "-N" not in args:
-    print("usage: nvidia-imex-ctl -N [-j] | -q [-c config]", file=sys.stderr)
-    sys.exit(2)
-now = datetime.datetime.now()
-stamp = f"{now.day}/{now.month}/{now.year} {now:%H:%M:%S}.{now.microsecond // 1000:03d}"
-version = "@VERSION@".rsplit(".", 1)[0]
-if "-j" in args:
-    out = {"nodes": {}, "timestamp": stamp, "status": "UP"}
-    for index, address in enumerate(nodes):
-        out["nodes"][str(index)] = {
-            "status": "READY", "host": address, "hostName": "", "version": version,
-            "connections": {str(peer): {"host": other, "status": "CONNECTED", "changed": False}
-                            for peer, other in enumerate(nodes)}}
-    print(json.dumps(out))
-    sys.exit(0)
-print("Connectivity Table Legend:\nI - Invalid - Node wasn't reachable, no connection status available\n"
-      "N - Never Connected\nC - Connected - Ready for operation\n")
-print(stamp)
-print("Nodes:")
-for index, address in enumerate(nodes):
-    print(f"Node #{index:<3} - {address:<15} - READY                - Version: {version}")
-print("\n Nodes From\\To  " + "   ".join(str(index) for index in range(len(nodes))))
-for index in range(len(nodes)):
-    print(f"{index:>8}        " + "   ".join("C" for _ in nodes))
-print("\nDomain State: UP")
+#!/bin/sh
+# TEST FIXTURE: stand-in for NVIDIA's nvidia-imex-ctl (gpufabric.cluster molecule tests). Answers -N, -N -j and -q
+# in the real formats from what the local stand-in daemon finds over the network (see standin.py).
+exec python3 /usr/lib/nvidia-imex-standin/standin.py ctl "$@"
 SCRIPT
 }
 
@@ -144,10 +347,12 @@ UNIT
 build() {
   local package="$1" version="$2" conflicts="$3"
   local root="$work/$package"
-  mkdir -p "$root/DEBIAN" "$root/usr/bin" "$root/lib/systemd/system" "$root/etc/nvidia-imex"
+  mkdir -p "$root/DEBIAN" "$root/usr/bin" "$root/lib/systemd/system" "$root/etc/nvidia-imex" \
+    "$root/usr/lib/nvidia-imex-standin"
   daemon | sed "s/@VERSION@/${version%-*}/" > "$root/usr/bin/nvidia-imex"
-  ctl | sed "s/@VERSION@/${version%-*}/" > "$root/usr/bin/nvidia-imex-ctl"
-  chmod 0755 "$root/usr/bin/nvidia-imex" "$root/usr/bin/nvidia-imex-ctl"
+  ctl > "$root/usr/bin/nvidia-imex-ctl"
+  standin_lib | sed "s/@VERSION@/${version%-*}/" > "$root/usr/lib/nvidia-imex-standin/standin.py"
+  chmod 0755 "$root/usr/bin/nvidia-imex" "$root/usr/bin/nvidia-imex-ctl" "$root/usr/lib/nvidia-imex-standin/standin.py"
   unit > "$root/lib/systemd/system/nvidia-imex.service"
   printf 'LOG_LEVEL=4\nDAEMONIZE=1\nSERVER_PORT=50000\nIMEX_NODE_CONFIG_FILE=/etc/nvidia-imex/nodes_config.cfg\nIMEX_CMD_PORT=50005\nIMEX_CMD_ENABLED=1\n' \
     > "$root/etc/nvidia-imex/config.cfg"
@@ -165,7 +370,8 @@ Priority: optional
 Description: TEST FIXTURE - stand-in for NVIDIA IMEX, not NVIDIA software
  Built by the gpufabric.cluster molecule tests. Installs the paths of the real
  package (nvidia-imex, nvidia-imex-ctl, nvidia-imex.service, config.cfg) with
- stand-ins that answer in the real formats but do no IMEX at all.
+ stand-ins that answer in the real formats but do no IMEX at all: the daemon
+ only listens on its server port and answers peers with its nodes list.
 CONTROL
   cat > "$root/DEBIAN/postinst" <<'POSTINST'
 #!/bin/sh

@@ -83,6 +83,16 @@ def test_daemon_started_once_and_domain_is_up(host, addresses):
     domain = json.loads(host.check_output("nvidia-imex-ctl -N -j"))
     assert domain["status"] == "UP"
     assert sorted(node["host"] for node in domain["nodes"].values()) == sorted(addresses.values())
+    # the stand-in reports READY / CONNECTED only for daemons it reached over the containers' network
+    assert {node["status"] for node in domain["nodes"].values()} == {"READY"}
+    assert {connection["status"] for node in domain["nodes"].values()
+            for connection in node["connections"].values()} == {"CONNECTED"}
+
+
+def test_daemon_listens_on_the_server_port(host, addresses):
+    """The stand-in daemon listens on SERVER_PORT (50000) and every member's port answers from this host."""
+    for address in addresses.values():
+        host.run_expect([0], f"python3 -c 'import socket; socket.create_connection((\"{address}\", 50000), 2).close()'")
 
 
 def test_check_diff_on_the_converged_hosts_changes_nothing(converge_check_diff):
