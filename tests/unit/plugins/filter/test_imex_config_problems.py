@@ -175,8 +175,9 @@ def test_wrong_arguments_name_the_filter(arguments, message):
 
 
 SCALARS = st.none() | st.booleans() | st.integers() | st.floats(allow_nan=True) | st.text(max_size=8)
-VALUES = st.recursive(SCALARS, lambda inner: st.lists(inner, max_size=2) | st.dictionaries(st.text(max_size=3), inner,
-                                                                                          max_size=2), max_leaves=4)
+VALUES = st.recursive(
+    SCALARS, lambda inner: st.lists(inner, max_size=2) | st.dictionaries(st.text(max_size=3), inner, max_size=2),
+    max_leaves=4)
 KEYS = st.sampled_from(KNOWN_KEYS) | st.text(max_size=12) | st.integers() | st.sampled_from(["LOG_LEVEL "])
 
 
