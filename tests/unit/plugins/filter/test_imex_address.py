@@ -34,7 +34,7 @@ def test_filter_is_registered():
     pytest.param({"interface": "ib0"}, "192.168.7.1", id="interface"),
     pytest.param({"address": " 10.9.9.9 ", "interface": "ib0"}, "10.9.9.9", id="explicit-wins"),
     pytest.param({"interface": "ib0", "family": "ipv6"}, "fd00::7", id="interface-ipv6-global"),
-    pytest.param({"address": "fd00:0:0::2"}, "fd00::2", id="canonical"),
+    pytest.param({"address": "fd00:0:0::2", "family": "ipv6"}, "fd00::2", id="canonical"),
 ])
 def test_rule(settings, expected):
     assert imex_address(facts(ib0_ipv6="fd00::7"), "tray-1", **settings) == expected

@@ -79,11 +79,11 @@ def test_explicit_address_interface_and_ipv6():
     assert imex_domains(hostvars, ["a", "b"], family="ipv6", interface="ib0")["b"]["nodes"] == ["fd00::1", "fd00::2"]
 
 
-def test_duplicates_are_removed_and_ipv4_sorts_before_ipv6():
+def test_duplicates_are_removed_and_sorted_numerically():
     hostvars = {"a": host([GB200_CLIQUE], "10.0.0.2"), "b": host([GB200_CLIQUE], "10.0.0.1")}
-    domains = [{"name": "rack1", "hosts": ["a", "b"], "nodes": ["fd00::1", "10.0.0.2", " 10.0.0.3 "]}]
+    domains = [{"name": "rack1", "hosts": ["a", "b"], "nodes": ["10.0.0.10", "10.0.0.2", " 10.0.0.3 "]}]
     result = imex_domains(hostvars, ["a", "b"], domains)
-    assert result["a"]["nodes"] == ["10.0.0.1", "10.0.0.2", "10.0.0.3", "fd00::1"]
+    assert result["a"]["nodes"] == ["10.0.0.1", "10.0.0.2", "10.0.0.3", "10.0.0.10"]
     assert result["a"]["domain"] == "rack1"
     assert result["a"]["clique"] == GB200_CLIQUE
 
@@ -127,7 +127,7 @@ def test_bad_input_names_host_and_variable(hostvars, args, message):
 
 
 def test_hosts_must_be_a_list():
-    with pytest.raises(AnsibleFilterError, match="hosts must be a list of host names, got str"):
+    with pytest.raises(AnsibleFilterError, match=r"^imex_domains: hosts must be a list, got a string$"):
         imex_domains({}, "a")
 
 
@@ -138,3 +138,92 @@ def test_two_members_with_one_address_are_refused_naming_both():
                r"\(nvidia_imex_address\)")
     with pytest.raises(AnsibleFilterError, match=message):
         imex_domains(hostvars, ["tray-a", "tray-b"], domains=domains)
+
+
+@pytest.mark.parametrize(("domains", "message"), [
+    pytest.param("rack1", "nvidia_imex_domains must be a list of {name, hosts, nodes} mappings, got a string ('rack1')",
+                 id="domains-string"),
+    pytest.param({"name": "rack1", "hosts": ["a"]},
+                 "nvidia_imex_domains must be a list of {name, hosts, nodes} mappings, got a mapping",
+                 id="domains-mapping"),
+    pytest.param(["rack1"], "nvidia_imex_domains[0] must be a mapping with a name, got a string ('rack1')",
+                 id="domain-string"),
+    pytest.param([{"name": "rack1", "hosts": "a"}], "nvidia_imex_domains[0] (rack1).hosts must be a list, "
+                 "got a string ('a')", id="hosts-string"),
+    pytest.param([{"name": "rack1", "hosts": ["a"], "nodes": "10.0.0.9"}],
+                 "nvidia_imex_domains[0] (rack1).nodes must be a list, got a string ('10.0.0.9')", id="nodes-string"),
+    pytest.param([{"name": "rack1", "host": ["a"]}],
+                 "nvidia_imex_domains[0]: unknown key(s) host (known: name, hosts, nodes)", id="misspelt-key"),
+    pytest.param([{"name": "rack1", "hosts": [["a"]]}],
+                 "nvidia_imex_domains[0] (rack1).hosts must hold host names (strings), got ['a']", id="host-list"),
+    pytest.param([{"name": "r", "hosts": ["a"]}, {"name": "r", "hosts": []}],
+                 "nvidia_imex_domains: two domains are named r", id="name-twice"),
+    pytest.param([{"name": "rack1", "hosts": ["a"], "nodes": ["127.0.0.1"]}],
+                 "nvidia_imex_domains[0] (rack1): nodes entry: 127.0.0.1 is a loopback address", id="nodes-loopback"),
+    pytest.param([{"name": "rack1", "hosts": ["a"], "nodes": ["fd00::9"]}],
+                 "nvidia_imex_domains[0] (rack1): nodes entry: fd00::9 is an IPv6 address but "
+                 "nvidia_imex_address_family is ipv4", id="nodes-wrong-family"),
+])
+def test_a_domain_definition_of_the_wrong_shape_is_refused(domains, message):
+    """On the starting commit a string was iterated by character ('a' -> hosts 'a'), a misspelt key ignored."""
+    hostvars = {"a": host([GB200_CLIQUE], "10.0.0.1")}
+    with pytest.raises(AnsibleFilterError) as caught:
+        imex_domains(hostvars, ["a"], domains)
+    assert str(caught.value).startswith(f"imex_domains: {message}"), str(caught.value)
+
+
+@pytest.mark.parametrize(("address", "kind"), [("127.0.0.2", "loopback"), ("0.0.0.0", "unspecified"),
+                                               ("169.254.1.1", "link-local")])
+def test_an_unusable_member_address_is_refused_naming_host_and_variable(address, kind):
+    hostvars = {"a": host([GB200_CLIQUE], "10.0.0.1", nvidia_imex_address=address)}
+    with pytest.raises(AnsibleFilterError) as caught:
+        imex_domains(hostvars, ["a"])
+    assert str(caught.value) == (f"imex_domains: host a: nvidia_imex_address: {address} is a {kind} address, "
+                                 "which IMEX peers on other hosts cannot reach")
+
+
+def test_an_address_of_the_wrong_family_is_refused_naming_host_and_variables():
+    """On the starting commit an IPv6 nvidia_imex_address went into an IPv4 nodes file."""
+    hostvars = {"a": host([GB200_CLIQUE], "10.0.0.1", nvidia_imex_address="fd00::1"),
+                "b": host([GB200_CLIQUE], "10.0.0.2")}
+    with pytest.raises(AnsibleFilterError) as caught:
+        imex_domains(hostvars, ["a", "b"])
+    assert str(caught.value) == ("imex_domains: host a: nvidia_imex_address: fd00::1 is an IPv6 address but "
+                                 "nvidia_imex_address_family is ipv4 (one nodes file holds addresses of one family)")
+
+
+def test_two_hosts_of_different_domains_with_one_address_are_refused_naming_both():
+    """On the starting commit only members of one domain were compared."""
+    hostvars = {"a1": host([GB200_CLIQUE], "10.0.0.7"), "b1": host([OTHER_CLIQUE], "10.0.0.7")}
+    with pytest.raises(AnsibleFilterError) as caught:
+        imex_domains(hostvars, ["a1", "b1"])
+    assert str(caught.value) == (f"imex_domains: hosts a1 (IMEX domain {GB200_CLIQUE}) and b1 (IMEX domain "
+                                 f"{OTHER_CLIQUE}) have the same IMEX address 10.0.0.7 (nvidia_imex_address); "
+                                 "every host needs its own")
+
+
+@pytest.mark.parametrize(("args", "kwargs", "message"), [
+    pytest.param(([], 4), {}, "imex_domains: family must be a string, got a number", id="family-number"),
+    pytest.param(([], "ipv4", ["ib0"]), {}, "imex_domains: interface must be a string, got a list", id="interface"),
+    pytest.param((), {"address_var": None}, "imex_domains: address_var must be a string, got null", id="address-var"),
+])
+def test_bad_argument_types_are_refused_naming_the_argument(args, kwargs, message):
+    with pytest.raises(AnsibleFilterError) as caught:
+        imex_domains({"a": host([GB200_CLIQUE], "10.0.0.1")}, ["a"], *args, **kwargs)
+    assert str(caught.value) == message
+
+
+def test_the_nodes_file_rule_is_the_one_preflight_checks_against():
+    """nvidia_imex writes __nvidia_imex_placement[host]['nodes'] (this filter); preflight expects nodes_file()."""
+    from ansible_collections.gpufabric.cluster.plugins.plugin_utils.imex_domains import nodes_file
+    hostvars = {name: host([GB200_CLIQUE], address)
+                for name, address in (("z", "10.0.0.1"), ("a", "10.0.0.30"), ("m", "10.0.0.4"))}
+    placement = imex_domains(hostvars, ["a", "m", "z"])
+    assert placement["a"]["nodes"] == nodes_file(["10.0.0.30", "10.0.0.4", "10.0.0.1"]) == \
+        ["10.0.0.1", "10.0.0.4", "10.0.0.30"]
+
+
+@pytest.mark.parametrize("hostvars", ["x", [], None])
+def test_hostvars_must_be_a_mapping(hostvars):
+    with pytest.raises(AnsibleFilterError, match=r"^imex_domains: the input must be hostvars \(a mapping\)"):
+        imex_domains(hostvars, ["a"])
