@@ -14,6 +14,7 @@ from __future__ import annotations
 import typing as t
 from collections.abc import Mapping
 
+from ansible_collections.gpufabric.cluster.plugins.module_utils.sort_keys import address_key
 from ansible_collections.gpufabric.cluster.plugins.plugin_utils import arguments
 from ansible_collections.gpufabric.cluster.plugins.plugin_utils.cluster_roles import ClusterRoleError, chosen_settings
 from ansible_collections.gpufabric.cluster.plugins.plugin_utils.dma_buf import blocking_messages
@@ -21,7 +22,6 @@ from ansible_collections.gpufabric.cluster.plugins.plugin_utils.imex_address imp
 from ansible_collections.gpufabric.cluster.plugins.plugin_utils.imex_domains import (
     group_by_clique,
     nodes_file,
-    sorted_addresses,
     unusable_nodes,
 )
 from ansible_collections.gpufabric.cluster.plugins.plugin_utils.versions import (
@@ -201,7 +201,7 @@ def check_imex_host(gpu: dict, imex: dict) -> dict:
         if domain.get("status") != "UP":
             problems.append(f"IMEX domain status {domain.get('status')}")
         else:
-            listed = len(set(_list((nodes or {}).get("addresses"))))
+            listed = len({str(address) for address in _list((nodes or {}).get("addresses"))})
             live = len(_list(domain.get("nodes")))
             if live < listed:
                 problems.append(f"IMEX domain UP with {live} of the {listed} node(s) of nodes file {path}")
@@ -292,6 +292,14 @@ def check_numa_alignment(gpu: dict, connectx: dict) -> dict:
                   f"every GPU has an ACTIVE port nearby ({switched}/{len(gpus)} on a shared PCIe switch)")
 
 
+def _entry_key(entry: str) -> tuple:
+    """Sort key of a nodes file entry: IP addresses as :func:`...sort_keys.address_key`, anything else after."""
+    try:
+        return (0, *address_key(entry))
+    except ValueError:
+        return (1, entry)
+
+
 def _shown(addresses: t.Sequence[str], limit: int = 8) -> str:
     shown = ", ".join(addresses[:limit])
     return shown + (f" and {len(addresses) - limit} more" if len(addresses) > limit else "")
@@ -331,13 +339,13 @@ def imex_domains(hosts: Mapping[str, dict]) -> list[dict]:
             found = [str(address) for address in _list(nodes.get("addresses"))]
             lacks = [address for address in expected if address not in found]
             # With a member's address unknown, its entry cannot be told from a stale one: only gaps are sure.
-            extra = [] if no_address else sorted_addresses(set(found) - set(expected))
+            extra = [] if no_address else sorted(set(found) - set(expected), key=_entry_key)
             parts = []
             if lacks:
                 parts.append(f"lacks {_shown(lacks)}")
             if extra:
                 parts.append(f"lists {_shown(extra)} (no member of this run)")
-            if not parts and not no_address and found != expected and sorted_addresses(found) == expected:
+            if not parts and not no_address and found != expected and sorted(set(found), key=_entry_key) == expected:
                 parts.append("lists the addresses in another order")
             if parts:
                 differences.setdefault("; ".join(parts), []).append(name)

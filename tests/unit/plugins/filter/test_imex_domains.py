@@ -5,13 +5,18 @@
 
 from __future__ import annotations
 
+import ipaddress
+
 import pytest
 from ansible.errors import AnsibleFilterError
 from fixtures.recorded_nvml import RecordedSource
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ansible_collections.gpufabric.cluster.plugins.filter.imex_domains import FilterModule, imex_domains
 from ansible_collections.gpufabric.cluster.plugins.module_utils import nvml
 from ansible_collections.gpufabric.cluster.plugins.module_utils.fabric import collect_fabric, select_subsets
+from ansible_collections.gpufabric.cluster.plugins.plugin_utils.imex_domains import nodes_file
 
 GB200_CLIQUE = "3c1a5f2e-9b7d-4c2a-8e6f-1d0b7a9c4e21.1"
 OTHER_CLIQUE = "3c1a5f2e-9b7d-4c2a-8e6f-1d0b7a9c4e21.2"
@@ -215,7 +220,6 @@ def test_bad_argument_types_are_refused_naming_the_argument(args, kwargs, messag
 
 def test_the_nodes_file_rule_is_the_one_preflight_checks_against():
     """nvidia_imex writes __nvidia_imex_placement[host]['nodes'] (this filter); preflight expects nodes_file()."""
-    from ansible_collections.gpufabric.cluster.plugins.plugin_utils.imex_domains import nodes_file
     hostvars = {name: host([GB200_CLIQUE], address)
                 for name, address in (("z", "10.0.0.1"), ("a", "10.0.0.30"), ("m", "10.0.0.4"))}
     placement = imex_domains(hostvars, ["a", "m", "z"])
@@ -227,3 +231,56 @@ def test_the_nodes_file_rule_is_the_one_preflight_checks_against():
 def test_hostvars_must_be_a_mapping(hostvars):
     with pytest.raises(AnsibleFilterError, match=r"^imex_domains: the input must be hostvars \(a mapping\)"):
         imex_domains(hostvars, ["a"])
+
+
+ADDRESSES = st.sampled_from(["10.0.0.1", "10.0.0.2", "10.0.0.10", "fd00::1", "127.0.0.1", "169.254.0.1", "0.0.0.0",
+                             "tray-a", "", " 10.0.0.3 "])
+SCALARS = st.none() | st.booleans() | st.integers(-1, 3) | st.text(max_size=4) | ADDRESSES
+JSON = st.recursive(SCALARS, lambda children: st.lists(children, max_size=3)
+                    | st.dictionaries(st.sampled_from(["name", "hosts", "nodes", "host", "x"]), children, max_size=3),
+                    max_leaves=6)
+HOSTS = st.sampled_from(["a", "b", "c"])
+
+
+@st.composite
+def hostvars_strategy(draw):
+    hostvars = {}
+    for name in draw(st.lists(HOSTS, unique=True, max_size=3)):
+        facts = {"gpufabric": {"gpu": {"cliques": draw(st.lists(st.sampled_from([GB200_CLIQUE, OTHER_CLIQUE]),
+                                                                 max_size=2) | JSON)}},
+                 "default_ipv4": draw(st.fixed_dictionaries({"address": ADDRESSES}) | JSON)}
+        host_vars = {"ansible_facts": draw(st.just(facts) | JSON)}
+        if draw(st.booleans()):
+            host_vars["nvidia_imex_address"] = draw(ADDRESSES | JSON)
+        hostvars[name] = host_vars
+    return hostvars
+
+
+DOMAINS = st.none() | JSON | st.lists(st.fixed_dictionaries(
+    {"name": st.sampled_from(["r1", "r2"]), "hosts": st.lists(HOSTS, max_size=3) | JSON},
+    optional={"nodes": st.lists(ADDRESSES, max_size=3) | JSON}), max_size=2)
+
+
+@settings(max_examples=150, deadline=None)
+@given(hostvars=hostvars_strategy() | JSON, hosts=st.lists(HOSTS, max_size=3) | JSON, domains=DOMAINS,
+       family=st.sampled_from(["ipv4", "ipv6"]) | JSON, interface=st.none() | st.just("ib0") | JSON)
+def test_any_input_gives_placements_or_the_documented_error(hostvars, hosts, domains, family, interface):
+    """Placements of the documented shape (one family, usable addresses, sorted, unique), or AnsibleFilterError."""
+    try:
+        result = imex_domains(hostvars, hosts, domains, family, interface)
+    except AnsibleFilterError as exc:
+        assert str(exc).startswith("imex_domains: ")
+        return
+    assert set(result) == set(hosts)
+    owners = {}
+    for name, entry in result.items():
+        assert set(entry) == {"domain", "clique", "address", "nodes"}
+        if entry["domain"] is None:
+            assert entry["nodes"] == [] and entry["address"] is None
+            continue
+        assert entry["address"] in entry["nodes"]
+        assert owners.setdefault(entry["address"], name) == name, "two hosts share an address"
+        parsed = [ipaddress.ip_address(node) for node in entry["nodes"]]
+        assert {f"ipv{item.version}" for item in parsed} == {family}
+        assert not any(item.is_loopback or item.is_link_local or item.is_unspecified for item in parsed)
+        assert entry["nodes"] == nodes_file(entry["nodes"])

@@ -10,6 +10,8 @@ import json
 
 import pytest
 from ansible.errors import AnsibleFilterError
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from ansible_collections.gpufabric.cluster.plugins.filter.preflight_markdown import preflight_markdown
 from ansible_collections.gpufabric.cluster.plugins.filter.preflight_report import preflight_report
@@ -349,3 +351,83 @@ def test_bad_input_is_refused_naming_the_argument(hostvars, hosts, message):
     with pytest.raises(AnsibleFilterError) as caught:
         preflight_report(hostvars, hosts)
     assert str(caught.value) == message
+
+
+JSON = st.recursive(st.none() | st.booleans() | st.integers(-2, 500) | st.floats(allow_nan=False, allow_infinity=False)
+                    | st.text(max_size=6) | st.sampled_from(["UP", "ACTIVE", "10.0.0.1", "fe80::1", "Ethernet"]),
+                    lambda children: st.lists(children, max_size=3) | st.dictionaries(st.text(max_size=6), children,
+                                                                                       max_size=3),
+                    max_leaves=6)
+
+
+def _paths(value, prefix=()):
+    yield prefix
+    if isinstance(value, dict):
+        for key, item in value.items():
+            yield from _paths(item, (*prefix, key))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            yield from _paths(item, (*prefix, index))
+
+
+def _replace(value, path, new):
+    if not path:
+        return new
+    value = copy.copy(value)
+    value[path[0]] = _replace(value[path[0]], path[1:], new)
+    return value
+
+
+def _check_report(report):
+    assert set(report) == {"settings", "summary", "hosts", "imex_domains"}
+    for entry in report["hosts"].values():
+        assert entry["status"] in {"pass", "warn", "fail", "no_hardware"}
+        assert isinstance(entry["summary"], str)
+        for check in entry["checks"]:
+            assert check["status"] in {"skip", "pass", "warn", "fail"} and isinstance(check["message"], str)
+    assert report["summary"]["ready"] is (report["summary"]["fail"] == 0)
+    for domain in report["imex_domains"]:
+        assert domain["status"] in {"pass", "warn", "fail"}
+    json.dumps(report)
+    assert isinstance(preflight_markdown(report), str)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_any_corruption_of_the_facts_gives_a_report_or_the_documented_error(fleet_facts, data):
+    """Whatever a fact holds (a string for a list, null for a count, garbage in a port): a report, never a crash."""
+    trees = data.draw(st.lists(st.sampled_from(sorted(fleet_facts)), min_size=1, max_size=3))
+    hostvars = {}
+    for number, tree in enumerate(trees):
+        facts = fleet_facts[tree]
+        for _ in range(data.draw(st.integers(0, 3))):
+            paths = list(_paths(facts))
+            facts = _replace(facts, paths[data.draw(st.integers(0, len(paths) - 1))], data.draw(JSON))
+        host_vars = {"ansible_facts": {"gpufabric": facts,
+                                       "default_ipv4": {"address": data.draw(st.sampled_from(
+                                           ["10.114.0.11", "10.114.0.12", "127.0.0.1", "fd00::1", "x"]))}}}
+        site = st.sampled_from(["gpufabric_imex_address", "gpufabric_imex_interface", "gpufabric_imex_address_family"])
+        host_vars.update(data.draw(st.dictionaries(site, JSON, max_size=2)))
+        hostvars[f"h{number}"] = host_vars
+    _check_report(preflight_report(hostvars, sorted(hostvars)))
+
+
+@settings(max_examples=40, deadline=None)
+@given(hostvars=st.one_of(JSON, st.dictionaries(st.sampled_from(["a", "b"]), JSON, max_size=2)),
+       hosts=st.one_of(JSON, st.lists(st.sampled_from(["a", "b", "c"]), max_size=3)),
+       rules=st.one_of(st.none(), JSON, st.dictionaries(st.sampled_from(sorted(
+           ["min_driver_version", "rdma_min_rate_gbps", "rdma_mtu", "rdma_require_active"])), JSON, max_size=3)))
+def test_any_input_gives_a_report_or_the_documented_error(hostvars, hosts, rules):
+    try:
+        report = preflight_report(hostvars, hosts, rules)
+    except AnsibleFilterError as exc:
+        assert str(exc).startswith("preflight_report: ")
+        return
+    _check_report(report)
+
+
+def test_markdown_title_must_be_text():
+    report = preflight_report({}, [])
+    with pytest.raises(AnsibleFilterError) as caught:
+        preflight_markdown(report, 5)
+    assert str(caught.value) == "preflight_markdown: title must be a string, got a number"
