@@ -330,6 +330,7 @@ def imex_domains(hosts: Mapping[str, dict]) -> list[dict]:
                                 "every member needs its own")
         no_address = sorted(name for name, address in addresses.items() if not address)
         expected = nodes_file(address for address in addresses.values() if address)
+        expected_set = set(expected)
         differences: dict[str, list[str]] = {}
         for name in members:
             imex = _map(_map(hosts[name].get("facts")).get("imex"))
@@ -337,16 +338,18 @@ def imex_domains(hosts: Mapping[str, dict]) -> list[dict]:
             if not imex.get("installed") or not isinstance(nodes, Mapping):
                 continue
             found = [str(address) for address in _list(nodes.get("addresses"))]
-            lacks = [address for address in expected if address not in found]
+            listed = set(found)
+            lacks = [address for address in expected if address not in listed]
             # With a member's address unknown, its entry cannot be told from a stale one: only gaps are sure.
-            extra = [] if no_address else sorted(set(found) - set(expected), key=_entry_key)
+            extra = [] if no_address else sorted(listed - expected_set, key=_entry_key)
             parts = []
             if lacks:
                 parts.append(f"lacks {_shown(lacks)}")
             if extra:
                 parts.append(f"lists {_shown(extra)} (no member of this run)")
-            if not parts and not no_address and found != expected and sorted(set(found), key=_entry_key) == expected:
-                parts.append("lists the addresses in another order")
+            if not parts and not no_address and found != expected:  # the same addresses, written otherwise
+                parts.append("lists the addresses in another order" if len(found) == len(expected)
+                             else "lists an address more than once")
             if parts:
                 differences.setdefault("; ".join(parts), []).append(name)
         for difference, names in sorted(differences.items(), key=lambda item: item[1]):

@@ -431,3 +431,12 @@ def test_markdown_title_must_be_text():
     with pytest.raises(AnsibleFilterError) as caught:
         preflight_markdown(report, 5)
     assert str(caught.value) == "preflight_markdown: title must be a string, got a number"
+
+
+def test_nodes_file_listing_an_address_twice_is_stale(fleet_facts):
+    layout = {f"tray{i:02d}": ("gb200_tray", f"10.114.0.{11 + i}") for i in range(18)}
+    hostvars = hostvars_for(fleet_facts, layout)
+    hostvars["tray07"]["ansible_facts"]["gpufabric"]["imex"]["nodes"]["addresses"].append("10.114.0.11")
+    [domain] = preflight_report(hostvars, sorted(layout))["imex_domains"]
+    assert domain["stale"] == ["tray07"]
+    assert domain["problems"][0].endswith("): lists an address more than once")
