@@ -246,8 +246,8 @@ HOSTS = st.sampled_from(["a", "b", "c"])
 def hostvars_strategy(draw):
     hostvars = {}
     for name in draw(st.lists(HOSTS, unique=True, max_size=3)):
-        facts = {"gpufabric": {"gpu": {"cliques": draw(st.lists(st.sampled_from([GB200_CLIQUE, OTHER_CLIQUE]),
-                                                                 max_size=2) | JSON)}},
+        cliques = st.lists(st.sampled_from([GB200_CLIQUE, OTHER_CLIQUE]), max_size=2) | JSON
+        facts = {"gpufabric": {"gpu": {"cliques": draw(cliques)}},
                  "default_ipv4": draw(st.fixed_dictionaries({"address": ADDRESSES}) | JSON)}
         host_vars = {"ansible_facts": draw(st.just(facts) | JSON)}
         if draw(st.booleans()):

@@ -353,11 +353,10 @@ def test_bad_input_is_refused_naming_the_argument(hostvars, hosts, message):
     assert str(caught.value) == message
 
 
-JSON = st.recursive(st.none() | st.booleans() | st.integers(-2, 500) | st.floats(allow_nan=False, allow_infinity=False)
-                    | st.text(max_size=6) | st.sampled_from(["UP", "ACTIVE", "10.0.0.1", "fe80::1", "Ethernet"]),
-                    lambda children: st.lists(children, max_size=3) | st.dictionaries(st.text(max_size=6), children,
-                                                                                       max_size=3),
-                    max_leaves=6)
+SCALARS = (st.none() | st.booleans() | st.integers(-2, 500) | st.floats(allow_nan=False, allow_infinity=False)
+           | st.text(max_size=6) | st.sampled_from(["UP", "ACTIVE", "10.0.0.1", "fe80::1", "Ethernet"]))
+JSON = st.recursive(SCALARS, lambda children: st.lists(children, max_size=3)
+                    | st.dictionaries(st.text(max_size=6), children, max_size=3), max_leaves=6)
 
 
 def _paths(value, prefix=()):
