@@ -399,7 +399,7 @@ def test_any_corruption_of_the_facts_gives_a_report_or_the_documented_error(flee
     hostvars = {}
     for number, tree in enumerate(trees):
         facts = fleet_facts[tree]
-        for _ in range(data.draw(st.integers(0, 3))):
+        for _mutation in range(data.draw(st.integers(0, 3))):
             paths = list(_paths(facts))
             facts = _replace(facts, paths[data.draw(st.integers(0, len(paths) - 1))], data.draw(JSON))
         host_vars = {"ansible_facts": {"gpufabric": facts,
