@@ -14,6 +14,7 @@ from collections.abc import Mapping
 
 from ansible.errors import AnsibleFilterError
 
+from ansible_collections.gpufabric.cluster.plugins.plugin_utils import arguments
 from ansible_collections.gpufabric.cluster.plugins.plugin_utils.imex_address import ImexAddressError
 from ansible_collections.gpufabric.cluster.plugins.plugin_utils.imex_address import imex_address as _imex_address
 
@@ -24,8 +25,10 @@ def imex_address(facts: Mapping | None, host: str, address: t.Any = "", interfac
     if facts is not None and not isinstance(facts, Mapping):
         raise AnsibleFilterError(f"imex_address: the input must be a host's ansible_facts, got {type(facts).__name__}")
     try:
-        return _imex_address(str(host), facts or {}, address, interface, family, prefix=str(prefix))
-    except ImexAddressError as exc:
+        host = arguments.text("host", host)
+        prefix = arguments.text("prefix", prefix)
+        return _imex_address(host, facts or {}, address, interface, family, prefix=prefix)
+    except (arguments.ArgumentError, ImexAddressError) as exc:
         raise AnsibleFilterError(f"imex_address: {exc}") from None
 
 

@@ -14,6 +14,7 @@ from collections.abc import Mapping
 
 from ansible.errors import AnsibleFilterError
 
+from ansible_collections.gpufabric.cluster.plugins.plugin_utils import arguments
 from ansible_collections.gpufabric.cluster.plugins.plugin_utils.imex_address import ImexAddressError
 from ansible_collections.gpufabric.cluster.plugins.plugin_utils.imex_domains import derive_domains
 
@@ -22,13 +23,18 @@ def imex_domains(hostvars: Mapping, hosts: t.Sequence[str], domains: t.Any = Non
                  interface: str | None = None, address_var: str = "nvidia_imex_address",
                  variable: str = "nvidia_imex_domains", address_label: str | None = None) -> dict[str, dict]:
     """Return ``{host: {domain, clique, address, nodes}}`` for ``hosts``; see the filter documentation."""
-    if isinstance(hosts, str) or not isinstance(hosts, (list, tuple)):
-        raise AnsibleFilterError(f"imex_domains: hosts must be a list of host names, got {type(hosts).__name__}")
     try:
-        return derive_domains(hostvars, [str(host) for host in hosts], domains=domains, family=family,
-                              interface=interface or None, address_var=address_var, variable=variable,
-                              address_label=address_label)
-    except ImexAddressError as exc:
+        names = arguments.sequence("hosts", hosts)
+        for name in names:
+            arguments.text("hosts entry", name)
+        family = arguments.text("family", "ipv4" if family is None else family)
+        interface = arguments.optional(arguments.text, "interface", interface or None)
+        address_var = arguments.text("address_var", address_var)
+        variable = arguments.text("variable", variable)
+        address_label = arguments.optional(arguments.text, "address_label", address_label or None)
+        return derive_domains(hostvars, names, domains=domains, family=family, interface=interface,
+                              address_var=address_var, variable=variable, address_label=address_label)
+    except (arguments.ArgumentError, ImexAddressError) as exc:
         raise AnsibleFilterError(f"imex_domains: {exc}") from None
 
 

@@ -13,14 +13,14 @@ from collections.abc import Mapping
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.gpufabric.cluster.plugins.plugin_utils import report_markdown
+from ansible_collections.gpufabric.cluster.plugins.plugin_utils import arguments, report_markdown
 
 
 def preflight_markdown(report: Mapping, title: str = "GPU fabric readiness") -> str:
     """Return the report as a Markdown document; see the filter documentation."""
     try:
-        return report_markdown.preflight_markdown(report, title)
-    except report_markdown.ReportError as exc:
+        return report_markdown.preflight_markdown(report, arguments.text("title", title))
+    except (arguments.ArgumentError, report_markdown.ReportError) as exc:
         raise AnsibleFilterError(f"preflight_markdown: {exc}") from None
 
 

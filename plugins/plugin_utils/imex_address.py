@@ -24,16 +24,36 @@ class ImexAddressError(ValueError):
     """No IMEX address can be decided for a host; the message names the host and the variable."""
 
 
-def canonical_ip(value: t.Any, where: str) -> str:
-    """Return ``value`` as a canonical IP address text; raise :class:`ImexAddressError` naming ``where``."""
+def address_kind(address: ipaddress.IPv4Address | ipaddress.IPv6Address) -> str | None:
+    """``loopback``, ``unspecified`` or ``link-local`` for an address IMEX peers on other hosts cannot reach."""
+    if address.is_loopback:
+        return "loopback"
+    if address.is_unspecified:
+        return "unspecified"
+    if address.is_link_local:
+        return "link-local"
+    return None
+
+
+def canonical_ip(value: t.Any, where: str, family: str | None = None, family_variable: str = "") -> str:
+    """Return ``value`` as a canonical IP address text; raise :class:`ImexAddressError` naming ``where``.
+
+    With ``family`` (``ipv4``/``ipv6``) an address of the other family is refused, naming ``family_variable``.
+    """
+    if not isinstance(value, (str, int)) or isinstance(value, bool):
+        raise ImexAddressError(f"{where}: must be an IP address as a string, got {type(value).__name__}")
     try:
         parsed = ipaddress.ip_address(str(value).strip())
     except ValueError:
         raise ImexAddressError(f"{where}: {value!r} is not an IP address (IMEX nodes files hold IP addresses "
                                f"only, never host names)") from None
-    if parsed.is_loopback or parsed.is_unspecified or parsed.is_link_local:
-        kind = "loopback" if parsed.is_loopback else "unspecified" if parsed.is_unspecified else "link-local"
+    kind = address_kind(parsed)
+    if kind:
         raise ImexAddressError(f"{where}: {parsed} is a {kind} address, which IMEX peers on other hosts cannot reach")
+    if family and f"ipv{parsed.version}" != family:
+        raise ImexAddressError(f"{where}: {parsed} is an IPv{parsed.version} address but "
+                               f"{family_variable or 'the address family'} is {family} "
+                               "(one nodes file holds addresses of one family)")
     return str(parsed)
 
 
@@ -46,6 +66,8 @@ def network_facts(facts: Mapping) -> Mapping:
     """The facts the address is read from: ``setup``'s when its network subset was gathered, else
     ``ansible_facts['gpufabric']['network']`` (``fabric_facts``' network subset: the same ``default_ipv4`` /
     ``default_ipv6``, and the interfaces under ``interfaces``), flattened the way ``setup`` lays them out."""
+    if not isinstance(facts, Mapping):
+        return {}
     if any(key in facts for key in ("interfaces", "default_ipv4", "default_ipv6")):
         return facts
     gpufabric = facts.get("gpufabric")
@@ -58,17 +80,22 @@ def network_facts(facts: Mapping) -> Mapping:
     return flat
 
 
-def fact_address(facts: Mapping, family: str, interface: str | None) -> str | None:
-    """The address the facts hold for ``interface`` (or the default route's interface) in ``family``."""
+def fact_address(facts: Mapping, family: str, interface: str | None) -> t.Any:
+    """The address the facts hold for ``interface`` (or the default route's interface) in ``family``.
+
+    Facts of an unexpected shape hold no address (``None``); what is found is checked by the caller.
+    """
     facts = network_facts(facts)
     if interface:
         iface = facts.get(interface.replace("-", "_")) or facts.get(interface) or {}
         entry = iface.get(family) if isinstance(iface, Mapping) else None
         if isinstance(entry, list):  # ipv6: a list of {address, prefix, scope}
-            found = [item.get("address") for item in entry if item.get("scope", "global") == "global"]
+            found = [item.get("address") for item in entry
+                     if isinstance(item, Mapping) and item.get("scope", "global") == "global"]
             return found[0] if found else None
-        return (entry or {}).get("address")
-    return (facts.get(f"default_{family}") or {}).get("address")
+        return entry.get("address") if isinstance(entry, Mapping) else None
+    default = facts.get(f"default_{family}")
+    return default.get("address") if isinstance(default, Mapping) else None
 
 
 def imex_address(host: str, facts: Mapping | None, address: t.Any = "", interface: t.Any = "",
@@ -79,18 +106,22 @@ def imex_address(host: str, facts: Mapping | None, address: t.Any = "", interfac
     ``<prefix>_interface`` and ``<prefix>_address_family``.  Raises :class:`ImexAddressError` when the family
     is unknown, the explicit address is not an IP address, or the facts hold no address.
     """
-    family = str(family or "ipv4")
+    family = "ipv4" if family in (None, "") else family
     if family not in FAMILIES:
         raise ImexAddressError(f"host {host}: {prefix}_address_family must be one of {', '.join(FAMILIES)}, "
                                f"got {family!r}")
     label = f"{prefix}_address"
-    if address:
-        return canonical_ip(address, f"host {host}: {label}")
-    interface = str(interface or "") or None
+    family_variable = f"{prefix}_address_family"
+    if address not in (None, ""):
+        return canonical_ip(address, f"host {host}: {label}", family, family_variable)
+    if interface not in (None, "") and not isinstance(interface, str):
+        raise ImexAddressError(f"host {host}: {prefix}_interface must be an interface name, "
+                               f"got {type(interface).__name__}")
+    interface = interface or None
     where = where_of(interface, family)
     found = fact_address(facts or {}, family, interface)
     if not found:
         choose = f"{prefix}_interface or {prefix}_address_family"
         raise ImexAddressError(f"host {host}: no IMEX address found: {label} is not set and {where} is empty "
                                f"(gather setup facts, choose another {choose}, or set {label})")
-    return canonical_ip(found, f"host {host}: {where}")
+    return canonical_ip(found, f"host {host}: {where}", family, family_variable)

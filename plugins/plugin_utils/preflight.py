@@ -14,10 +14,16 @@ from __future__ import annotations
 import typing as t
 from collections.abc import Mapping
 
+from ansible_collections.gpufabric.cluster.plugins.module_utils.sort_keys import address_key
+from ansible_collections.gpufabric.cluster.plugins.plugin_utils import arguments
 from ansible_collections.gpufabric.cluster.plugins.plugin_utils.cluster_roles import ClusterRoleError, chosen_settings
 from ansible_collections.gpufabric.cluster.plugins.plugin_utils.dma_buf import blocking_messages
 from ansible_collections.gpufabric.cluster.plugins.plugin_utils.imex_address import ImexAddressError, imex_address
-from ansible_collections.gpufabric.cluster.plugins.plugin_utils.imex_domains import group_by_clique
+from ansible_collections.gpufabric.cluster.plugins.plugin_utils.imex_domains import (
+    group_by_clique,
+    nodes_file,
+    unusable_nodes,
+)
 from ansible_collections.gpufabric.cluster.plugins.plugin_utils.versions import (
     COMPUTE_DOMAIN_MIN_DRIVER_VERSION,
     at_least,
@@ -54,10 +60,20 @@ def _worst(statuses: t.Iterable[str]) -> str:
     return max(statuses, key=lambda status: STATUS_ORDER[status], default="pass")
 
 
-def _facts_of(host_vars: Mapping) -> dict | None:
-    facts = host_vars.get("ansible_facts") or {}
+def _map(value: t.Any) -> Mapping:
+    """``value`` when it is a mapping, else an empty one: facts of an unexpected shape hold nothing."""
+    return value if isinstance(value, Mapping) else {}
+
+
+def _list(value: t.Any) -> list:
+    """``value`` when it is a list, else an empty one (a string is never iterated by character)."""
+    return list(value) if isinstance(value, (list, tuple)) else []
+
+
+def _facts_of(host_vars: t.Any) -> dict | None:
+    facts = _map(_map(host_vars).get("ansible_facts"))
     gpufabric = facts.get("gpufabric")
-    return dict(gpufabric) if gpufabric else None
+    return dict(gpufabric) if isinstance(gpufabric, Mapping) and gpufabric else None
 
 
 def site_imex_address(name: str, host_vars: Mapping) -> tuple[str | None, str | None]:
@@ -69,10 +85,36 @@ def site_imex_address(name: str, host_vars: Mapping) -> tuple[str | None, str | 
         return None, str(exc)
 
 
-def check_probe(facts: dict) -> dict:
-    """Whatever a probe could not read, named with its subset."""
-    problems = [f"{subset}: {error}" for subset in ("gpu", "connectx", "imex", "peermem")
-                for error in (facts.get(subset) or {}).get("errors", [])]
+# What each probe subset reports whenever its collector ran (the key it always returns), and what it found.
+PROBE_SUBSETS = {
+    "gpu": ("count", lambda payload: bool(payload.get("count") or _list(payload.get("gpus")))),
+    "connectx": ("count", lambda payload: bool(payload.get("count") or _list(payload.get("ports")))),
+    "imex": ("installed", lambda payload: bool(payload.get("installed"))),
+    "peermem": ("nvidia_peermem", lambda payload: bool(payload.get("kernel_version"))),
+}
+
+
+def check_probe(facts: Mapping) -> dict:
+    """Whatever a probe could not read, named with its subset.
+
+    ``fail`` when a subset is missing (its collector did not run or its payload is not a mapping) or read
+    nothing (it reports errors and found nothing: GPUs or ports may be there unseen), ``warn`` when a subset
+    found something but could not read all of its sources.
+    """
+    failed = []
+    problems = []
+    for subset, (key, found) in PROBE_SUBSETS.items():
+        payload = facts.get(subset)
+        if not isinstance(payload, Mapping) or key not in payload:
+            failed.append(f"{subset}: the probe did not report it")
+            continue
+        errors = [str(error) for error in _list(payload.get("errors"))]
+        if errors and not found(payload):
+            failed.append(f"{subset}: read nothing ({'; '.join(errors)})")
+        elif errors:
+            problems.append(f"{subset}: {'; '.join(errors)}")
+    if failed:
+        return _check("probe", "fail", "; ".join(failed + problems))
     if problems:
         return _check("probe", "warn", "; ".join(problems))
     return _check("probe", "pass", "every probe read its sources")
@@ -80,12 +122,12 @@ def check_probe(facts: dict) -> dict:
 
 def check_driver(gpu: dict, settings: dict) -> dict:
     """The NVIDIA driver is loaded and at least the minimum version."""
-    count = gpu.get("count", 0)
+    count = _count(gpu)
     if not count:
         return _check("driver", "skip", "no NVIDIA GPU found")
     if not gpu.get("driver_loaded"):
         return _check("driver", "fail", f"{count} NVIDIA GPU(s) on PCI but the nvidia kernel driver is not loaded")
-    version = gpu.get("driver_version") or ""
+    version = str(gpu.get("driver_version") or "")
     minimum = str(settings["min_driver_version"])
     flavour = gpu.get("kernel_module") or "unknown"
     if not at_least(version, minimum):
@@ -95,14 +137,15 @@ def check_driver(gpu: dict, settings: dict) -> dict:
 
 def check_fabric(gpu: dict) -> dict:
     """Every GPU's NVLink fabric registration is COMPLETED and the host sits in at most one clique."""
-    gpus = gpu.get("gpus") or []
+    gpus = [_map(item) for item in _list(gpu.get("gpus"))]
     if not gpus:
         return _check("fabric", "skip", "no NVIDIA GPU found")
     if not gpu.get("driver_loaded"):
         return _check("fabric", "skip", "fabric state is unknown while the driver is not loaded")
     if gpu.get("source") != "nvml":
         return _check("fabric", "warn", "fabric state is unknown: NVML was not usable, GPUs were listed from PCI")
-    fabrics = [(item.get("index"), item.get("fabric")) for item in gpus]
+    fabrics = [(item.get("index"), item.get("fabric") if isinstance(item.get("fabric"), Mapping) else None)
+               for item in gpus]
     if all(fabric is None or fabric.get("state") == "not_supported" for _index, fabric in fabrics):
         return _check("fabric", "skip", "GPUs have no NVLink fabric (not an MNNVL system)")
     problems = []
@@ -113,7 +156,7 @@ def check_fabric(gpu: dict) -> dict:
             problems.append(f"GPU {index}: fabric state {fabric.get('state')}")
         elif fabric.get("status") not in (None, "success"):
             problems.append(f"GPU {index}: fabric registration failed ({fabric.get('status')})")
-    cliques = gpu.get("cliques") or []
+    cliques = [str(clique) for clique in _list(gpu.get("cliques"))]
     if len(cliques) > 1:
         problems.append(f"GPUs disagree on their clique: {', '.join(cliques)}")
     if problems:
@@ -125,7 +168,7 @@ def check_fabric(gpu: dict) -> dict:
 
 def check_imex_host(gpu: dict, imex: dict) -> dict:
     """The host's own IMEX state: installed where a clique needs it, valid nodes file, domain UP."""
-    cliques = gpu.get("cliques") or []
+    cliques = _list(gpu.get("cliques"))
     if not imex.get("installed"):
         if cliques:
             return _check("imex", "warn", "GPUs are in an MNNVL clique but nvidia-imex is not installed "
@@ -133,82 +176,113 @@ def check_imex_host(gpu: dict, imex: dict) -> dict:
         return _check("imex", "skip", "nvidia-imex not installed and no MNNVL clique")
     problems = []
     nodes = imex.get("nodes")
-    if nodes is None:
+    path = None
+    if not isinstance(nodes, Mapping):
+        nodes = None
         problems.append("nodes file missing or unreadable")
     else:
-        if nodes.get("duplicates"):
-            problems.append(f"nodes file {nodes.get('path')} lists duplicates: {', '.join(nodes['duplicates'])}")
-        if nodes.get("invalid"):
+        path = nodes.get("path")
+        addresses = [str(address) for address in _list(nodes.get("addresses"))]
+        if _list(nodes.get("duplicates")):
+            problems.append(f"nodes file {path} lists duplicates: {', '.join(map(str, nodes['duplicates']))}")
+        if _list(nodes.get("invalid")):
             entries = ", ".join(f"line {entry.get('line')}: {entry.get('value')!r}" if isinstance(entry, Mapping)
                                 else repr(entry) for entry in nodes["invalid"])
-            problems.append(f"nodes file {nodes.get('path')} has entries that are not IP addresses: {entries}")
-        if not nodes.get("addresses"):
-            problems.append(f"nodes file {nodes.get('path')} lists no address")
-    service = imex.get("service") or {}
+            problems.append(f"nodes file {path} has entries that are not IP addresses: {entries}")
+        unusable = unusable_nodes(addresses)
+        if unusable:
+            problems.append(f"nodes file {path} is invalid: {', '.join(unusable)} "
+                            "(IMEX peers need routable addresses of one family)")
+        if not addresses:
+            problems.append(f"nodes file {path} lists no address")
+    service = _map(imex.get("service"))
     domain = imex.get("domain")
-    if service.get("active") and domain:
+    if service.get("active") and isinstance(domain, Mapping) and domain:
         if domain.get("status") != "UP":
             problems.append(f"IMEX domain status {domain.get('status')}")
-        if domain.get("not_connected"):
-            pairs = ", ".join(f"{pair[0]}->{pair[1]}" for pair in domain["not_connected"])
-            problems.append(f"IMEX nodes not connected: {pairs}")
+        else:
+            listed = len({str(address) for address in _list((nodes or {}).get("addresses"))})
+            live = len(_list(domain.get("nodes")))
+            if live < listed:
+                problems.append(f"IMEX domain UP with {live} of the {listed} node(s) of nodes file {path}")
+        pairs = [pair for pair in _list(domain.get("not_connected")) if isinstance(pair, (list, tuple))]
+        if pairs:
+            problems.append("IMEX nodes not connected: " + ", ".join("->".join(map(str, pair)) for pair in pairs))
     if problems:
         return _check("imex", "fail", "; ".join(problems))
     state = "active" if service.get("active") else ("masked" if service.get("masked") else "inactive")
-    count = len((nodes or {}).get("addresses") or [])
+    count = len(_list((nodes or {}).get("addresses")))
     return _check("imex", "pass", f"nvidia-imex {imex.get('version')} {state}, nodes file with {count} address(es)")
 
 
-def check_rdma_ports(connectx: dict, settings: dict) -> dict:
-    """Every ConnectX port is ACTIVE at the expected rate and MTU."""
-    ports = connectx.get("ports") or []
+def check_rdma_ports(connectx: Mapping, settings: Mapping) -> dict:
+    """Every ConnectX port is ACTIVE at the expected rate and MTU, and the probe read it without error.
+
+    A port whose ``errors`` the probe filled (values a kernel would never write: an unknown link layer, a rate
+    that is not a rate, a dangling PCI link) fails with those errors, whatever else it reports.
+    """
+    ports = [_map(port) for port in _list(connectx.get("ports"))]
     if not ports:
         return _check("rdma_ports", "skip", "no ConnectX port found")
-    fastest: dict[str, float] = {}
+    fastest: dict[t.Any, float] = {}
     for port in ports:
-        layer = port.get("link_layer")
-        fastest[layer] = max(fastest.get(layer, 0), port.get("rate_gbps") or 0)
-    mtus = settings.get("rdma_mtu") or {}
+        if _list(port.get("errors")):
+            continue
+        layer = str(port.get("link_layer"))
+        fastest[layer] = max(fastest.get(layer, 0), _rate(port))
+    mtus = _map(settings.get("rdma_mtu"))
     problems = []
     for port in ports:
         label = f"{port.get('rdma_device')}/{port.get('port')} ({port.get('netdev') or 'no netdev'})"
+        errors = [str(error) for error in _list(port.get("errors"))]
+        if errors:
+            problems.append(f"{label}: unreadable ({'; '.join(errors)})")
+            continue
         issues = []
         if settings.get("rdma_require_active", True) and port.get("state") != "ACTIVE":
             issues.append(f"state {port.get('state')}/{port.get('phys_state')}")
-        expected_rate = settings.get("rdma_min_rate_gbps") or fastest.get(port.get("link_layer"), 0)
-        if (port.get("rate_gbps") or 0) < expected_rate:
+        expected_rate = settings.get("rdma_min_rate_gbps") or fastest.get(str(port.get("link_layer")), 0)
+        if _rate(port) < expected_rate:
             issues.append(f"rate {port.get('rate_gbps')} Gb/s below {expected_rate} Gb/s")
-        expected_mtu = mtus.get(port.get("link_layer"))
+        expected_mtu = mtus.get(port.get("link_layer")) if isinstance(port.get("link_layer"), str) else None
         if expected_mtu and port.get("mtu") != expected_mtu:
             issues.append(f"mtu {port.get('mtu')} instead of {expected_mtu}")
         if issues:
             problems.append(f"{label}: {', '.join(issues)}")
     if problems:
         return _check("rdma_ports", "fail", "; ".join(problems))
-    layers = ", ".join(f"{count} {layer}" for layer, count in sorted((connectx.get("link_layers") or {}).items()))
+    layers = ", ".join(f"{count} {layer}" for layer, count in sorted(
+        (str(layer), count) for layer, count in _map(connectx.get("link_layers")).items()))
     return _check("rdma_ports", "pass", f"{len(ports)} port(s) ACTIVE at expected rate and MTU ({layers})")
+
+
+def _rate(port: Mapping) -> float:
+    """The port's rate in Gb/s; anything that is not a number counts as 0."""
+    rate = port.get("rate_gbps")
+    return rate if isinstance(rate, (int, float)) and not isinstance(rate, bool) else 0
 
 
 def check_gpudirect(gpu: dict, connectx: dict, peermem: dict) -> dict:
     """GPUDirect RDMA is possible: DMA-BUF supported or nvidia_peermem loaded."""
-    if not gpu.get("count") or not connectx.get("count"):
+    if not _count(gpu) or not _count(connectx):
         return _check("gpudirect_rdma", "skip", "needs both NVIDIA GPUs and ConnectX ports")
-    readiness = peermem.get("gpudirect_rdma") or {}
+    readiness = _map(peermem.get("gpudirect_rdma"))
     if readiness.get("ready"):
         return _check("gpudirect_rdma", "pass", f"GPUDirect RDMA through {readiness.get('method')}")
-    reasons = blocking_messages(peermem.get("dma_buf"))
+    reasons = blocking_messages(peermem.get("dma_buf") if isinstance(peermem.get("dma_buf"), Mapping) else None)
     reasons.append("nvidia_peermem is not loaded")
     return _check("gpudirect_rdma", "fail", "; ".join(reasons))
 
 
 def check_numa_alignment(gpu: dict, connectx: dict) -> dict:
     """Every GPU has an ACTIVE ConnectX port on its PCIe switch or at least its NUMA node."""
-    gpus = [item.get("pci_address") for item in gpu.get("gpus") or []]
-    ports = [port for port in connectx.get("ports") or [] if port.get("state") == "ACTIVE"]
-    if not gpus or not connectx.get("ports"):
+    gpus = [str(_map(item).get("pci_address")) for item in _list(gpu.get("gpus"))]
+    all_ports = [_map(port) for port in _list(connectx.get("ports"))]
+    ports = [port for port in all_ports if port.get("state") == "ACTIVE" and not _list(port.get("errors"))]
+    if not gpus or not all_ports:
         return _check("numa_alignment", "skip", "needs both NVIDIA GPUs and ConnectX ports")
-    same_switch = {address for port in ports for address in port.get("gpus_same_switch") or []}
-    same_numa = {address for port in ports for address in port.get("gpus_same_numa") or []}
+    same_switch = {str(address) for port in ports for address in _list(port.get("gpus_same_switch"))}
+    same_numa = {str(address) for port in ports for address in _list(port.get("gpus_same_numa"))}
     unaligned = [address for address in gpus if address not in same_switch and address not in same_numa]
     if unaligned:
         return _check("numa_alignment", "warn",
@@ -218,47 +292,104 @@ def check_numa_alignment(gpu: dict, connectx: dict) -> dict:
                   f"every GPU has an ACTIVE port nearby ({switched}/{len(gpus)} on a shared PCIe switch)")
 
 
+def _entry_key(entry: str) -> tuple:
+    """Sort key of a nodes file entry: IP addresses as :func:`...sort_keys.address_key`, anything else after."""
+    try:
+        return (0, *address_key(entry))
+    except ValueError:
+        return (1, entry)
+
+
+def _shown(addresses: t.Sequence[str], limit: int = 8) -> str:
+    shown = ", ".join(addresses[:limit])
+    return shown + (f" and {len(addresses) - limit} more" if len(addresses) > limit else "")
+
+
 def imex_domains(hosts: Mapping[str, dict]) -> list[dict]:
-    """Group hosts into IMEX domains by fabric clique and check each domain's nodes files.
+    """Group hosts into IMEX domains by fabric clique and check each member's nodes file.
 
     ``hosts`` maps a host name to ``{'facts': gpufabric facts, 'address': IMEX address or None, 'why': why no
-    address}``.
+    address}``.  The expected nodes file of a domain is :func:`...imex_domains.nodes_file` of its members'
+    addresses (the file the ``nvidia_imex`` role writes); every member whose file differs from it is named
+    with what its file lacks, lists beyond it, or orders differently.
     """
-    by_clique = group_by_clique({name: ((entry.get("facts") or {}).get("gpu") or {}).get("cliques") or []
-                                 for name, entry in hosts.items()})
+    by_clique = group_by_clique({name: [str(clique) for clique in _list(
+        _map(_map(entry.get("facts")).get("gpu")).get("cliques"))] for name, entry in hosts.items()})
     domains = []
     for clique, members in by_clique.items():
         addresses = {name: hosts[name].get("address") for name in members}
         problems: list[str] = []
         notes: list[str] = []
-        files = {}
-        for name in members:
-            imex = (hosts[name].get("facts") or {}).get("imex") or {}
-            if imex.get("installed") and imex.get("nodes"):
-                files[name] = list(imex["nodes"].get("addresses") or [])
-        if files:
-            distinct = {tuple(sorted(value)) for value in files.values()}
-            if len(distinct) > 1:
-                reference = files[min(files)]
-                differing = sorted(name for name, value in files.items() if sorted(value) != sorted(reference))
-                problems.append(f"nodes files differ across the domain: {', '.join(differing)} "
-                                f"differ from {min(files)}")
-            listed = set().union(*files.values())
-            missing = sorted(f"{name} ({address})" for name, address in addresses.items()
-                             if address and address not in listed)
-            if missing:
-                problems.append(f"members missing from the nodes file: {', '.join(missing)}")
-            unknown = sorted(listed - {address for address in addresses.values() if address})
-            if unknown:
-                notes.append(f"{len(unknown)} address(es) in the nodes file belong to hosts outside this run")
+        owners: dict[str, list[str]] = {}
+        for name, address in addresses.items():
+            if address:
+                owners.setdefault(address, []).append(name)
+        for address, names in sorted(owners.items()):
+            if len(names) > 1:
+                problems.append(f"hosts {' and '.join(names)} have the same IMEX address {address}; "
+                                "every member needs its own")
         no_address = sorted(name for name, address in addresses.items() if not address)
+        expected = nodes_file(address for address in addresses.values() if address)
+        expected_set = set(expected)
+        differences: dict[str, list[str]] = {}
+        for name in members:
+            imex = _map(_map(hosts[name].get("facts")).get("imex"))
+            nodes = imex.get("nodes")
+            if not imex.get("installed") or not isinstance(nodes, Mapping):
+                continue
+            found = [str(address) for address in _list(nodes.get("addresses"))]
+            listed = set(found)
+            lacks = [address for address in expected if address not in listed]
+            # With a member's address unknown, its entry cannot be told from a stale one: only gaps are sure.
+            extra = [] if no_address else sorted(listed - expected_set, key=_entry_key)
+            parts = []
+            if lacks:
+                parts.append(f"lacks {_shown(lacks)}")
+            if extra:
+                parts.append(f"lists {_shown(extra)} (no member of this run)")
+            if not parts and not no_address and found != expected:  # the same addresses, written otherwise
+                parts.append("lists the addresses in another order" if len(found) == len(expected)
+                             else "lists an address more than once")
+            if parts:
+                differences.setdefault("; ".join(parts), []).append(name)
+        for difference, names in sorted(differences.items(), key=lambda item: item[1]):
+            problems.append(f"nodes file of {', '.join(names)} differs from the expected one "
+                            f"({len(expected)} member address(es), sorted, as nvidia_imex writes it): {difference}")
         if no_address:
             notes.append(f"no IMEX address known for {', '.join(no_address)} (set gpufabric_imex_address): "
                          + "; ".join(hosts[name].get("why") or "" for name in no_address))
         status = "fail" if problems else ("warn" if no_address else "pass")
         domains.append({"clique": clique, "members": members, "addresses": addresses, "status": status,
+                        "expected_nodes": expected if not no_address else None,
+                        "stale": sorted(name for names in differences.values() for name in names),
                         "problems": problems, "notes": notes})
     return domains
+
+
+def _count(payload: Mapping) -> int:
+    count = payload.get("count")
+    return count if isinstance(count, int) and not isinstance(count, bool) and count > 0 else 0
+
+
+def _settings(settings: t.Any) -> dict:
+    """The rule settings over their defaults, each checked: a boolean as Ansible reads it, numbers above 0."""
+    try:
+        settings = arguments.optional(arguments.mapping, "settings", settings)
+        merged = chosen_settings(settings, DEFAULT_SETTINGS, {}, "", keep_none=True)
+        version = merged["min_driver_version"]
+        if isinstance(version, (int, float)) and not isinstance(version, bool):
+            version = str(version)
+        merged["min_driver_version"] = arguments.text("settings.min_driver_version", version)
+        merged["rdma_min_rate_gbps"] = arguments.optional(arguments.positive, "settings.rdma_min_rate_gbps",
+                                                          merged["rdma_min_rate_gbps"])
+        mtus = arguments.optional(arguments.mapping, "settings.rdma_mtu", merged["rdma_mtu"]) or {}
+        merged["rdma_mtu"] = {str(layer): arguments.optional(arguments.positive, f"settings.rdma_mtu.{layer}", mtu)
+                              for layer, mtu in mtus.items()}
+        merged["rdma_require_active"] = arguments.boolean("settings.rdma_require_active",
+                                                          merged["rdma_require_active"])
+    except (arguments.ArgumentError, ClusterRoleError) as exc:
+        raise PreflightError(str(exc)) from None
+    return merged
 
 
 def preflight_report(hostvars: Mapping, hosts: list[str], settings: Mapping | None = None) -> dict:
@@ -268,16 +399,17 @@ def preflight_report(hostvars: Mapping, hosts: list[str], settings: Mapping | No
     :func:`.imex_address.imex_address` over ``gpufabric_imex_address``, ``gpufabric_imex_interface`` and
     ``gpufabric_imex_address_family`` (the rule the ``nvidia_imex`` role writes the nodes file by).
     """
-    if isinstance(hosts, str) or not isinstance(hosts, (list, tuple)):
-        raise PreflightError(f"hosts must be a list of host names, got {type(hosts).__name__}")
+    merged = _settings(settings)
+    if not isinstance(hostvars, Mapping):
+        raise PreflightError(f"the input must be hostvars (a mapping), got {type(hostvars).__name__}")
     try:
-        merged = chosen_settings(settings, DEFAULT_SETTINGS, {}, "", keep_none=True)
-    except ClusterRoleError as exc:
+        hosts = [arguments.text("hosts entry", name) for name in arguments.sequence("hosts", hosts)]
+    except arguments.ArgumentError as exc:
         raise PreflightError(str(exc)) from None
     collected = {}
     report_hosts = {}
     for name in hosts:
-        host_vars = hostvars.get(name) or {}
+        host_vars = _map(hostvars.get(name))
         facts = _facts_of(host_vars)
         if facts is None:
             report_hosts[name] = {"status": "fail", "summary": "no gpufabric facts (host unreachable or probe failed)",
@@ -285,10 +417,10 @@ def preflight_report(hostvars: Mapping, hosts: list[str], settings: Mapping | No
             continue
         address, why = site_imex_address(name, host_vars)
         collected[name] = {"facts": facts, "address": address, "why": why}
-        gpu = facts.get("gpu") or {}
-        connectx = facts.get("connectx") or {}
-        imex = facts.get("imex") or {}
-        peermem = facts.get("peermem") or {}
+        gpu = _map(facts.get("gpu"))
+        connectx = _map(facts.get("connectx"))
+        imex = _map(facts.get("imex"))
+        peermem = _map(facts.get("peermem"))
         checks = [
             check_probe(facts),
             check_driver(gpu, merged),
@@ -299,12 +431,12 @@ def preflight_report(hostvars: Mapping, hosts: list[str], settings: Mapping | No
             check_numa_alignment(gpu, connectx),
         ]
         report_hosts[name] = {
-            "gpus": gpu.get("count", 0),
-            "gpu_models": sorted({item.get("name") or item.get("device_id") or "unknown"
-                                  for item in gpu.get("gpus") or []}),
+            "gpus": _count(gpu),
+            "gpu_models": sorted({str(_map(item).get("name") or _map(item).get("device_id") or "unknown")
+                                  for item in _list(gpu.get("gpus"))}),
             "driver_version": gpu.get("driver_version"),
-            "cliques": gpu.get("cliques") or [],
-            "connectx_ports": connectx.get("count", 0),
+            "cliques": [str(clique) for clique in _list(gpu.get("cliques"))],
+            "connectx_ports": _count(connectx),
             "imex_address": collected[name]["address"],
             "checks": checks,
         }
@@ -320,7 +452,8 @@ def preflight_report(hostvars: Mapping, hosts: list[str], settings: Mapping | No
     for entry in report_hosts.values():
         if "gpus" not in entry:
             continue
-        if not entry["gpus"] and not entry["connectx_ports"]:
+        probe_failed = any(check["name"] == "probe" and check["status"] == "fail" for check in entry["checks"])
+        if not entry["gpus"] and not entry["connectx_ports"] and not probe_failed:
             entry["status"] = "no_hardware"
             entry["summary"] = "no NVIDIA GPU or ConnectX port found; nothing to prepare on this host"
             continue

@@ -83,3 +83,53 @@ def test_bad_variable_is_named(fleet):
     completed = run_preflight(fleet, "-e", '{"gpufabric_preflight_fail_on_error": "perhaps"}')
     assert completed.returncode != 0
     assert "gpufabric_preflight_fail_on_error" in completed.stdout
+
+
+@pytest.fixture(scope="module")
+def fleet_with_empty_root(host_trees, tmp_path_factory):
+    """A good host and one whose probe root is an empty directory: its probes read nothing."""
+    workdir = tmp_path_factory.mktemp("preflight-empty")
+    empty = workdir / "empty-root"
+    empty.mkdir()
+    hosts = {"hgx": host_trees["hgx_h100"], "empty": str(empty)}
+    inventory = {"all": {"hosts": {
+        name: {"ansible_connection": "local", "ansible_python_interpreter": sys.executable,
+               "gpufabric_probe_root": root}
+        for name, root in hosts.items()}}}
+    (workdir / "hosts.yml").write_text(yaml.safe_dump(inventory))
+    return workdir
+
+
+def test_a_host_whose_probe_read_nothing_fails_and_trips_fail_on_error(fleet_with_empty_root):
+    """On the starting commit the empty host was no_hardware, the verdict READY and fail_on_error passed."""
+    completed = run_preflight(fleet_with_empty_root, "-e", "gpufabric_preflight_fail_on_error=true")
+    assert completed.returncode == 2, completed.stdout + completed.stderr
+    report = json.loads((fleet_with_empty_root / "reports" / "preflight.json").read_text())
+    assert report["hosts"]["empty"]["status"] == "fail"
+    assert report["summary"]["ready"] is False
+    assert "empty" in report["summary"]["failed_hosts"]
+    recap = {line.split()[0]: line for line in completed.stdout.splitlines() if "failed=" in line}
+    assert "failed=1" in recap["empty"]
+    assert "READY:" not in completed.stdout.replace("NOT READY:", "")
+
+
+@pytest.mark.parametrize(("fail_on_error", "returncode"), [("true", 2), ("false", 0)])
+def test_a_host_pattern_that_matches_no_host(fleet, fail_on_error, returncode):
+    """On the starting commit a pattern matching nothing ended green with nothing judged, whatever fail_on_error."""
+    completed = run_preflight(fleet, "-e", "gpufabric_preflight_hosts=gpu_nodes_typo",
+                              "-e", f"gpufabric_preflight_fail_on_error={fail_on_error}")
+    assert completed.returncode == returncode, completed.stdout + completed.stderr
+    verb = "would be judged (gpufabric_preflight_fail_on_error is set)" if returncode else \
+        "is judged and no report is written"
+    assert f'gpufabric_preflight_hosts \\"gpu_nodes_typo\\" matches no host of the inventory: nothing {verb}' \
+        in completed.stdout
+
+
+def test_check_mode_writes_nothing_and_says_so(fleet, tmp_path):
+    completed = run_preflight(fleet, "--check", "-e", f"gpufabric_report_dir={tmp_path / 'reports'}")
+    assert completed.returncode == 0, completed.stdout + completed.stderr
+    assert not (tmp_path / "reports").exists()
+    assert f"Check mode: would write {tmp_path / 'reports'}/preflight.json and preflight.md (3 host(s)); " \
+        "nothing is written" in completed.stdout
+    assert f"Report not written (check mode); it would go to {tmp_path / 'reports'}/preflight.md" in completed.stdout
+    assert "Report: " not in completed.stdout

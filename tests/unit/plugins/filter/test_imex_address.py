@@ -5,8 +5,12 @@
 
 from __future__ import annotations
 
+import ipaddress
+
 import pytest
 from ansible.errors import AnsibleFilterError
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ansible_collections.gpufabric.cluster.plugins.filter.imex_address import FilterModule, imex_address
 from ansible_collections.gpufabric.cluster.plugins.filter.imex_domains import imex_domains
@@ -34,7 +38,7 @@ def test_filter_is_registered():
     pytest.param({"interface": "ib0"}, "192.168.7.1", id="interface"),
     pytest.param({"address": " 10.9.9.9 ", "interface": "ib0"}, "10.9.9.9", id="explicit-wins"),
     pytest.param({"interface": "ib0", "family": "ipv6"}, "fd00::7", id="interface-ipv6-global"),
-    pytest.param({"address": "fd00:0:0::2"}, "fd00::2", id="canonical"),
+    pytest.param({"address": "fd00:0:0::2", "family": "ipv6"}, "fd00::2", id="canonical"),
 ])
 def test_rule(settings, expected):
     assert imex_address(facts(ib0_ipv6="fd00::7"), "tray-1", **settings) == expected
@@ -148,3 +152,42 @@ def test_preflight_reads_the_address_from_fabric_facts_alone():
     host = {"ansible_facts": {"gpufabric": {**gpufabric, **fabric_network()["gpufabric"]}}}
     report = preflight_report({"tray-1": host}, ["tray-1"])
     assert report["hosts"]["tray-1"]["imex_address"] == "10.0.0.1"
+
+
+ADDRESSES = st.sampled_from(["10.0.0.1", "fd00::7", "127.0.0.1", "fe80::1", "0.0.0.0", "tray-1", "", " 10.0.0.2 "])
+JSON = st.recursive(st.none() | st.booleans() | st.integers(-1, 5) | st.text(max_size=4) | ADDRESSES,
+                    lambda children: st.lists(children, max_size=3)
+                    | st.dictionaries(st.sampled_from(["address", "scope", "ipv4", "ipv6", "ib0", "default_ipv4",
+                                                       "gpufabric", "network", "interfaces"]), children, max_size=3),
+                    max_leaves=8)
+
+
+@settings(max_examples=200, deadline=None)
+@given(host_facts=st.none() | JSON | st.builds(facts, ADDRESSES, ADDRESSES, ADDRESSES),
+       address=st.none() | ADDRESSES | JSON, interface=st.sampled_from(["", "ib0", "eth0"]) | JSON,
+       family=st.sampled_from(["ipv4", "ipv6"]) | JSON)
+def test_any_input_gives_a_usable_address_of_the_family_or_the_documented_error(host_facts, address, interface, family):
+    try:
+        result = imex_address(host_facts, "tray-1", address, interface, family)
+    except AnsibleFilterError as exc:
+        assert str(exc).startswith("imex_address: ")
+        return
+    parsed = ipaddress.ip_address(result)
+    assert str(parsed) == result
+    assert f"ipv{parsed.version}" == (family or "ipv4")
+    assert not (parsed.is_loopback or parsed.is_link_local or parsed.is_unspecified)
+
+
+@pytest.mark.parametrize(("kwargs", "message"), [
+    pytest.param({"host": ["tray-1"]}, "imex_address: host must be a string, got a list", id="host-list"),
+    pytest.param({"prefix": None}, "imex_address: prefix must be a string, got null", id="prefix-null"),
+    pytest.param({"interface": ["ib0"]}, "imex_address: host tray-1: gpufabric_imex_interface must be an interface "
+                 "name, got list", id="interface-list"),
+    pytest.param({"address": ["10.0.0.1"]}, "imex_address: host tray-1: gpufabric_imex_address: must be an IP "
+                 "address as a string, got list", id="address-list"),
+])
+def test_bad_argument_types_are_refused_naming_the_argument(kwargs, message):
+    arguments = {"host": "tray-1", **kwargs}
+    with pytest.raises(AnsibleFilterError) as caught:
+        imex_address(facts(), **arguments)
+    assert str(caught.value) == message
