@@ -101,14 +101,17 @@ def test_every_host_once_and_never_more_than_serial_of_a_clique(cliques, serial)
     assert reboot_batches(list(reversed(list(cliques))), hostvars, serial) == batches
 
 
+NAMES = st.one_of(st.none(), st.text(max_size=4), st.integers(),
+                  st.lists(st.one_of(st.text(max_size=3), st.none(), st.integers()), max_size=3))
+FACTS = st.one_of(st.none(), st.text(max_size=2), st.just({"gpufabric": {"gpu": {"cliques": "x"}}}),
+                  st.just({"gpufabric": {"gpu": {"cliques": [RACK1]}}}))
+HOST_VARS = st.one_of(st.none(), st.text(max_size=3), st.dictionaries(st.just("ansible_facts"), FACTS))
+ANY_HOSTVARS = st.one_of(st.none(), st.text(max_size=3), st.dictionaries(st.text(max_size=3), HOST_VARS, max_size=3))
+SERIAL = st.one_of(st.none(), st.booleans(), st.integers(min_value=-2, max_value=3), st.floats(), st.text(max_size=2))
+
+
 @settings(max_examples=150, deadline=None)
-@given(st.one_of(st.none(), st.text(max_size=4), st.integers(), st.lists(st.one_of(st.text(max_size=3), st.none(),
-                                                                                      st.integers()), max_size=3)),
-       st.one_of(st.none(), st.text(max_size=3), st.dictionaries(st.text(max_size=3), st.one_of(
-           st.none(), st.text(max_size=3), st.dictionaries(st.just("ansible_facts"), st.one_of(
-               st.none(), st.text(max_size=2), st.just({"gpufabric": {"gpu": {"cliques": "x"}}}),
-               st.just({"gpufabric": {"gpu": {"cliques": [RACK1]}}})))), max_size=3)),
-       st.one_of(st.none(), st.booleans(), st.integers(min_value=-2, max_value=3), st.floats(), st.text(max_size=2)))
+@given(NAMES, ANY_HOSTVARS, SERIAL)
 def test_any_input_gives_batches_or_the_filter_error(hosts, hostvars, serial):
     try:
         batches = reboot_batches(hosts, hostvars, serial)
