@@ -7,6 +7,10 @@ and nvidia_driver with nvidia_imex from one signed repository entry."""
 from __future__ import annotations
 
 import hashlib
+import json
+import os
+import re
+import subprocess
 
 import testinfra
 
@@ -124,3 +128,35 @@ def test_check_diff_on_the_converged_hosts_changes_nothing(converge_check_diff):
     assert "host drv-fresh: reboot required to load driver branch 570 (proprietary); loaded now: none" in output
     assert "not rebooting: nvidia_driver_reboot is false" in output
     assert "host drv-present: driver 570.172.08 (open) of branch 570 is loaded, nothing to do" in output
+
+
+def _boot(name):
+    """When the host's init started (field 22 of /proc/1/stat, clock ticks since the kernel booted)."""
+    return _host(name).check_output("cut -d' ' -f22 /proc/1/stat")
+
+
+def test_rolling_reboot_in_check_mode_one_host_of_a_clique_at_a_time():
+    """``--check`` with nvidia_driver_reboot and the drain: batches of at most one host per clique, nothing rebooted.
+
+    drv-fresh (no driver) and drv-upgrade (HGX, no multi-node clique) share the no-clique group, drv-imex is in
+    the GB200 clique: batch 1 is drv-fresh and drv-imex, batch 2 drv-upgrade; drv-present needs no reboot. The
+    containers cannot reboot into a driver, so the reboots run in check mode (ansible_check_mode is set by --check
+    only); the batching itself is unit-tested in tests/unit/plugins/filter/test_reboot_batches.py.
+    """
+    before = {name: _boot(name) for name in HOSTS}
+    playbook = os.path.join(os.environ["MOLECULE_SCENARIO_DIRECTORY"], "converge.yml")
+    completed = subprocess.run(
+        ["ansible-playbook", "--check", "-i", os.environ["MOLECULE_INVENTORY_FILE"], playbook,
+         "-e", json.dumps({"nvidia_driver_reboot": True, "nvidia_driver_reboot_drain": True})],
+        capture_output=True, text=True, check=False)
+    assert completed.returncode == 0, completed.stdout[-3000:] + completed.stderr[-3000:]
+    tasks = completed.stdout.split("TASK [")
+    reboots = [sorted(re.findall(r"^changed: \[([\w-]+)\]", task, re.M)) for task in tasks
+               if task.startswith("gpufabric.cluster.nvidia_driver : Reboot into the new driver]")]
+    assert reboots == [["drv-fresh", "drv-imex"], ["drv-upgrade"]]
+    output = " ".join(completed.stdout.split())
+    for name in ("drv-fresh", "drv-imex", "drv-upgrade"):
+        assert f"Kubernetes node {name} would be cordoned and drained" in output
+        assert f"Kubernetes node {name} would be uncordoned" in output
+    assert "Kubernetes node drv-present" not in output
+    assert {name: _boot(name) for name in HOSTS} == before

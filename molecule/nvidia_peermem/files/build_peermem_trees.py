@@ -9,6 +9,9 @@
   DMA-BUF is not possible, the legacy module is live but not persisted.
 * ``peermem_open_loaded``: the open kernel module (DMA-BUF possible) with nvidia_peermem loaded but not
   persisted, for the forced legacy method.
+* ``peermem_proprietary_unloaded``: the proprietary kernel module with nvidia_peermem available (its .ko for the
+  running kernel) but not loaded, so the role's load-and-verify path runs; the scenario's modprobe.d rule stands
+  in for the kernel and makes the module live in this tree.
 
 Laid out by the shared fixture-tree builder (tests/fixtures/build_trees.py), with the kernel's symlinks.
 Usage: ``python3 build_peermem_trees.py DEST`` creates ``DEST/<name>/`` and ``DEST/<name>.nvml.json``.
@@ -31,6 +34,7 @@ def variants(builder):
         base,
         dataclasses.replace(base, name="peermem_proprietary", open_kernel_module=False, peermem_loaded=True),
         dataclasses.replace(base, name="peermem_open_loaded", peermem_loaded=True),
+        dataclasses.replace(base, name="peermem_proprietary_unloaded", open_kernel_module=False),
     ]
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import testinfra
 
-HOSTS = ("pm-dmabuf", "pm-legacy", "pm-forced")
+HOSTS = ("pm-dmabuf", "pm-legacy", "pm-forced", "pm-load")
 LOAD_FILE = "/etc/modules-load.d/nvidia-peermem.conf"
 
 
@@ -24,7 +24,7 @@ def test_dma_buf_host_gets_no_boot_time_load():
 
 
 def test_legacy_hosts_load_nvidia_peermem_at_boot():
-    for name in ("pm-legacy", "pm-forced"):
+    for name in ("pm-legacy", "pm-forced", "pm-load"):
         load = testinfra.get_host(f"podman://{name}").file(LOAD_FILE)
         assert load.exists, name
         assert load.user == "root" and load.group == "root" and load.mode == 0o644, name
@@ -33,9 +33,18 @@ def test_legacy_hosts_load_nvidia_peermem_at_boot():
         assert _entries(load.content_string) == ["nvidia_peermem"], name
 
 
+def test_available_module_loaded_by_the_role():
+    """pm-load's tree had nvidia_peermem available but not loaded: the role's modprobe made it live."""
+    host = testinfra.get_host("podman://pm-load")
+    tree = "/opt/gpufabric-fixture/peermem_proprietary_unloaded"
+    assert host.file(f"{tree}/sys/module/nvidia_peermem/initstate").content_string == "live\n"
+    assert host.file(f"{tree}/lib/modules").exists
+
+
 def test_check_diff_on_the_converged_hosts_changes_nothing(converge_check_diff):
     """``--check --diff`` of the converge playbook on the converged hosts reports no change on any host."""
     output = converge_check_diff(len(HOSTS))
     assert "host pm-dmabuf: GPUDirect RDMA by dma_buf (nvidia_peermem_method auto; DMA-BUF supported)" in output
     assert "host pm-legacy: GPUDirect RDMA by legacy (nvidia_peermem_method auto; DMA-BUF not supported:" in output
     assert "host pm-forced: GPUDirect RDMA by legacy (nvidia_peermem_method legacy; DMA-BUF supported)" in output
+    assert "host pm-load: GPUDirect RDMA by legacy (nvidia_peermem_method auto; DMA-BUF not supported:" in output
