@@ -506,14 +506,19 @@ def test_property_any_input_gives_the_documented_plan_or_a_filter_error(hostvars
 
 # Plausible input at the edges (string booleans, /31 and /32 rails, offsets, duplicate and down ports), so that
 # many examples plan: the same contract, plus the addresses of one rail are distinct across the hosts.
-_edge_port = st.builds(
-    lambda number, state, link_layer: {"netdev": f"enp{number}s0np0", "pci_address": f"0000:{number:02x}:00.0",
-                                       "port": 1, "link_layer": link_layer, "state": state, "device_id": "0x1021"},
-    st.integers(1, 4), st.sampled_from(["ACTIVE", "ACTIVE", "DOWN"]), st.sampled_from(["Ethernet", "Ethernet",
-                                                                                        "InfiniBand"]))
-_edge_rails = st.lists(st.sampled_from([24, 24, 24, 31, 30, 32, None]), min_size=4, max_size=4).map(
-    lambda prefixes: [{"ipv4": f"172.31.{number * 4}.{1 if prefix == 32 else 0}/{prefix}"} if prefix else
-                      {"ipv6": f"fd00:31:{number}::/64"} for number, prefix in enumerate(prefixes)])
+def _edge_port_of(number, state, link_layer):
+    return {"netdev": f"enp{number}s0np0", "pci_address": f"0000:{number:02x}:00.0", "port": 1,
+            "link_layer": link_layer, "state": state, "device_id": "0x1021"}
+
+
+def _edge_rails_of(prefixes):
+    return [{"ipv4": f"172.31.{number * 4}.{1 if prefix == 32 else 0}/{prefix}"} if prefix
+            else {"ipv6": f"fd00:31:{number}::/64"} for number, prefix in enumerate(prefixes)]
+
+
+_edge_port = st.builds(_edge_port_of, st.integers(1, 4), st.sampled_from(["ACTIVE", "ACTIVE", "DOWN"]),
+                       st.sampled_from(["Ethernet", "Ethernet", "InfiniBand"]))
+_edge_rails = st.lists(st.sampled_from([24, 24, 24, 31, 30, 32, None]), min_size=4, max_size=4).map(_edge_rails_of)
 _edge_input = st.fixed_dictionaries({"rails": _edge_rails}, optional={
     "include_inactive": st.sampled_from([True, False, "false", "no", "yes", 0, 1, "maybe"]),
     "address_offset": st.integers(0, 2), "host_index": st.sampled_from([-1, -1, "-1", 0, 1, 2, "x"]),
