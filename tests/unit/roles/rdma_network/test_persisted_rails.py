@@ -139,7 +139,7 @@ def test_replaced_files_are_backed_up():
 
 
 def test_networkd_is_reloaded_never_restarted():
-    documents = [task for _, task in all_tasks()] + _yaml("handlers", "main.yml")
+    documents = [pair[1] for pair in all_tasks()] + _yaml("handlers", "main.yml")
     for task in documents:
         service = task.get("ansible.builtin.systemd_service") or {}
         assert service.get("state") != "restarted", task["name"]
@@ -163,7 +163,8 @@ LINKS = [{"ifname": "lo", "addr_info": [{"local": "127.0.0.1"}]},
          {"ifname": "enp64s0np0"}]
 
 
-def applied(changed_netdevs, links=LINKS):
+def applied(changed_netdevs, links=None):
+    links = LINKS if links is None else links
     results = [{"changed": rail["netdev"] in changed_netdevs, "item": rail} for rail in PLAN["rails"]]
     return [rail["netdev"] for rail in evaluate(
         "{{ __rdma_network_apply }}", rdma_network_rail_plan=PLAN, __rdma_network_rail_files={"results": results},
