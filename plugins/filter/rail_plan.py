@@ -13,20 +13,41 @@ from collections.abc import Mapping
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.gpufabric.cluster.plugins.plugin_utils.rail_plan import RailPlanError, derive_rail_plan
+from ansible_collections.gpufabric.cluster.plugins.plugin_utils import arguments
+from ansible_collections.gpufabric.cluster.plugins.plugin_utils.rail_plan import (
+    DEFAULT_LABELS,
+    RailPlanError,
+    derive_rail_plan,
+)
+
+
+def _host_names(name: str, value: t.Any) -> list[str]:
+    names = arguments.sequence(name, value)
+    for item in names:
+        if not isinstance(item, str) or not item:
+            raise arguments.ArgumentError(f"{name} must be a list of host names, got the item {item!r}")
+    return names
+
+
+def _labels(value: t.Any) -> dict[str, str] | None:
+    labels = arguments.optional(arguments.mapping, "labels", value)
+    if labels is None:
+        return None
+    unknown = sorted(str(key) for key in labels if key not in DEFAULT_LABELS)
+    if unknown:
+        raise arguments.ArgumentError(f"labels: unknown setting(s) {', '.join(unknown)}; known: "
+                                      f"{', '.join(DEFAULT_LABELS)}")
+    return {key: arguments.text(f"labels.{key}", label) for key, label in labels.items()}
 
 
 def rail_plan(hostvars: Mapping, hosts: t.Sequence[str], input_var: str = "__rdma_network_input",
               labels: Mapping[str, str] | None = None, all_hosts: t.Sequence[str] | None = None) -> dict[str, dict]:
     """Return ``{host: {host, host_index, rails, skipped}}`` for ``hosts``; see the filter documentation."""
-    if isinstance(hosts, str) or not isinstance(hosts, (list, tuple)):
-        raise AnsibleFilterError(f"rail_plan: hosts must be a list of host names, got {type(hosts).__name__}")
-    if labels is not None and not isinstance(labels, Mapping):
-        raise AnsibleFilterError("rail_plan: labels must be a mapping of setting name to variable name")
     try:
-        return derive_rail_plan(hostvars, [str(host) for host in hosts], input_var=input_var, labels=labels,
-                                all_hosts=[str(host) for host in all_hosts or []])
-    except RailPlanError as exc:
+        return derive_rail_plan(arguments.mapping("hostvars (the input)", hostvars), _host_names("hosts", hosts),
+                                input_var=arguments.text("input_var", input_var), labels=_labels(labels),
+                                all_hosts=_host_names("all_hosts", [] if all_hosts is None else all_hosts))
+    except (arguments.ArgumentError, RailPlanError) as exc:
         raise AnsibleFilterError(f"rail_plan: {exc}") from None
 
 

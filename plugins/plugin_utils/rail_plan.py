@@ -11,7 +11,11 @@ touched and the live maximum MTU of its netdevs); the ports come from
 
 Rails: the ports that pass the static selectors (link layer, device id, PCI address, netdev pattern) in
 PCI order, numbered from 0; a down port keeps its number, so rail N is the same NIC on every run.  Rail N
-takes subnet ``rails[N]``; a host's address on it is ``network + offset + host index``.
+takes subnet ``rails[N]``; a host's address on it is ``network + offset + host index``, always inside the
+subnet: from network + 1 to the last address before the broadcast (IPv4) or to the last address (IPv6); a
+/31 (RFC 3021) or /127 (RFC 6164) point-to-point rail has both of its addresses (network + 0 and + 1); a /32 or
+/128 is a single address, not a rail subnet, and is refused.  Every host of the play must give each rail the
+same subnets; hosts that disagree are named.
 
 Every problem is collected as a message that names the host and the variable; :class:`RailPlanError`
 carries them all, so that one run shows every mistake.
@@ -25,6 +29,7 @@ import typing as t
 from collections.abc import Mapping
 
 from ansible_collections.gpufabric.cluster.plugins.module_utils.sort_keys import natural_key, pci_key
+from ansible_collections.gpufabric.cluster.plugins.plugin_utils import arguments
 
 LINK_LAYERS = ("Ethernet", "InfiniBand")
 IPOIB_MODES = ("datagram", "connected")
@@ -61,18 +66,48 @@ class RailPlanError(ValueError):
         super().__init__("; ".join(self.errors))
 
 
-def ports_of(host_vars: Mapping) -> list[dict] | None:
-    """The ConnectX ports of a host's ``ansible_facts['gpufabric']['connectx']``; None when not gathered."""
-    facts = host_vars.get("ansible_facts") or {}
-    connectx = (facts.get("gpufabric") or {}).get("connectx")
+def _facts(host_vars: Mapping) -> Mapping:
+    facts = host_vars.get("ansible_facts")
+    return facts if isinstance(facts, Mapping) else {}
+
+
+def ports_of(host_vars: Mapping, host: str = "", errors: list[str] | None = None) -> list[dict] | None:
+    """The ConnectX ports of a host's ``ansible_facts['gpufabric']['connectx']``; None when not gathered.
+
+    Entries of the wrong shape (not a mapping, a netdev that is not a string) are left out, each recorded in
+    ``errors`` when given.
+    """
+    errors = [] if errors is None else errors
+    gpufabric = _facts(host_vars).get("gpufabric")
+    connectx = gpufabric.get("connectx") if isinstance(gpufabric, Mapping) else None
     if connectx is None:
         return None
-    return [dict(port) for port in connectx.get("ports") or []]
+    where = f"host {host}: ansible_facts['gpufabric']['connectx']"
+    if not isinstance(connectx, Mapping):
+        errors.append(f"{where} must be a mapping with a list of ports, got {type(connectx).__name__}")
+        return []
+    ports = connectx.get("ports") or []
+    if isinstance(ports, (str, bytes)) or not isinstance(ports, (list, tuple)):
+        errors.append(f"{where}['ports'] must be a list of ports, got {type(ports).__name__}")
+        return []
+    found = []
+    for number, port in enumerate(ports):
+        if not isinstance(port, Mapping):
+            errors.append(f"{where}['ports'][{number}] must be a mapping, got {type(port).__name__}")
+        elif port.get("netdev") is not None and not isinstance(port.get("netdev"), str):
+            errors.append(f"{where}['ports'][{number}]['netdev'] must be a string, got {port.get('netdev')!r}")
+        else:
+            found.append(dict(port))
+    return found
 
 
 def port_order(port: Mapping) -> tuple:
-    """Rail order: PCI address, then port number."""
-    return pci_key(str(port.get("pci_address") or "")), int(port.get("port") or 0)
+    """Rail order: PCI address, then port number (a port number that is not a number sorts as 0)."""
+    try:
+        number = int(port.get("port") or 0)
+    except (TypeError, ValueError, OverflowError):
+        number = 0
+    return pci_key(str(port.get("pci_address") or "")), number
 
 
 def _as_list(value: t.Any) -> list:
@@ -83,6 +118,10 @@ def _as_list(value: t.Any) -> list:
     return [value]
 
 
+def _mapping(value: t.Any) -> Mapping:
+    return value if isinstance(value, Mapping) else {}
+
+
 def select_ports(ports: t.Sequence[Mapping], selector: Mapping, labels: Mapping[str, str],
                  host: str, errors: list[str]) -> tuple[list[dict], list[dict]]:
     """Return ``(chosen, skipped)`` ports, each with its ``rail`` number; append problems to ``errors``.
@@ -90,10 +129,13 @@ def select_ports(ports: t.Sequence[Mapping], selector: Mapping, labels: Mapping[
     ``selector`` holds ``link_layers``, ``device_ids``, ``pci_addresses``, ``netdev_pattern``,
     ``rail_indices`` and ``include_inactive``.  Skipped ports carry a ``reason``.
     """
+    labels = {key: labels.get(key, key) for key in ("link_layers", "device_ids", "pci_addresses", "netdev_pattern",
+                                                    "rail_indices", "include_inactive")}
     link_layers = [str(item) for item in _as_list(selector.get("link_layers"))]
     for item in link_layers:
         if item not in LINK_LAYERS:
-            errors.append(f"host {host}: {labels['link_layers']}: {item!r} is not one of {', '.join(LINK_LAYERS)}")
+            errors.append(f"host {host}: {labels['link_layers']}: {item!r} is not one of "
+                          f"{', '.join(LINK_LAYERS)}")
     device_ids = [str(item).lower() for item in _as_list(selector.get("device_ids"))]
     pci_addresses = [str(item).lower() for item in _as_list(selector.get("pci_addresses"))]
     pattern_text = str(selector.get("netdev_pattern") or "")
@@ -102,15 +144,22 @@ def select_ports(ports: t.Sequence[Mapping], selector: Mapping, labels: Mapping[
         try:
             pattern = re.compile(pattern_text)
         except re.error as exc:
-            errors.append(f"host {host}: {labels['netdev_pattern']}: {pattern_text!r} is not a regular expression "
-                          f"({exc})")
+            errors.append(f"host {host}: {labels['netdev_pattern']}: {pattern_text!r} is not "
+                          f"a regular expression ({exc})")
     rail_indices = []
     for item in _as_list(selector.get("rail_indices")):
-        try:
-            rail_indices.append(int(item))
-        except (TypeError, ValueError):
+        number = _int(item, "", [])
+        if number is None:
             errors.append(f"host {host}: {labels['rail_indices']}: {item!r} is not a rail number")
-    include_inactive = bool(selector.get("include_inactive"))
+        else:
+            rail_indices.append(number)
+    # Ansible's boolean conversion: "false", "no", 0 are false; anything else that is not a boolean is refused.
+    include_inactive = False
+    try:
+        include_inactive = arguments.boolean(labels["include_inactive"],
+                                             selector.get("include_inactive") or False)
+    except arguments.ArgumentError as exc:
+        errors.append(f"host {host}: {exc}")
 
     candidates = []
     for port in sorted(ports, key=port_order):
@@ -130,8 +179,8 @@ def select_ports(ports: t.Sequence[Mapping], selector: Mapping, labels: Mapping[
     if rail_indices:
         for index in rail_indices:
             if not 0 <= index < len(candidates):
-                errors.append(f"host {host}: {labels['rail_indices']}: rail {index} does not exist; the selection "
-                              f"has {len(candidates)} rail(s) (0 to {len(candidates) - 1})")
+                errors.append(f"host {host}: {labels['rail_indices']}: rail {index} does not exist; "
+                              f"the selection has {len(candidates)} rail(s) (0 to {len(candidates) - 1})")
         candidates = [port for port in candidates if port["rail"] in rail_indices]
     chosen, skipped = [], []
     for port in candidates:
@@ -147,7 +196,8 @@ def select_ports(ports: t.Sequence[Mapping], selector: Mapping, labels: Mapping[
                 ("link_layers", "device_ids", "pci_addresses", "netdev_pattern", "rail_indices")
                 if _as_list(selector.get(key))]
         why = " and ".join(used) if used else "the default selection (every port with a netdev)"
-        inactive = (f"; {len(skipped)} matching port(s) are not ACTIVE (set {labels['include_inactive']} to "
+        inactive = (f"; {len(skipped)} matching port(s) are not ACTIVE (set "
+                    f"{labels['include_inactive']} to "
                     "configure them anyway)") if skipped else ""
         errors.append(f"host {host}: no ConnectX port matches {why}{inactive}; ports in "
                       f"ansible_facts['gpufabric']['connectx']: {found}")
@@ -164,28 +214,56 @@ def parse_subnet(value: t.Any, version: int, where: str, errors: list[str]):
     if network.version != version:
         errors.append(f"{where}: {value!r} is an IPv{network.version} subnet, expected IPv{version}")
         return None
+    if network.num_addresses == 1:
+        errors.append(f"{where}: {value!r} is a single address, not a rail subnet; a rail needs at least a "
+                      f"/{network.max_prefixlen - 1} (RFC {3021 if version == 4 else 6164}, point to point)")
+        return None
     return network
 
 
+def point_to_point(network) -> bool:
+    """A /31 (RFC 3021) or /127 (RFC 6164): both addresses are host addresses, there is no broadcast."""
+    return network.num_addresses == 2
+
+
+def host_positions(network) -> tuple[int, int]:
+    """The first and last host number of a subnet (address = network address + number).
+
+    /31 and /127: 0 and 1 (RFC 3021, RFC 6164); other IPv4 subnets: 1 to the one before the broadcast address;
+    other IPv6 subnets: 1 to the last address (the subnet-router anycast address, all zeros, is not a host's).
+    A single address (/32, /128) has none: ``(1, 0)``.
+    """
+    if network.num_addresses == 1:
+        return 1, 0
+    if point_to_point(network):
+        return 0, 1
+    return 1, network.num_addresses - (2 if network.version == 4 else 1)
+
+
 def host_capacity(network) -> int:
-    """How many host addresses a subnet offers from its network address + 1 on."""
-    if network.version == 4:
-        return network.num_addresses - 2 if network.prefixlen < 31 else network.num_addresses
-    return network.num_addresses - 1  # the subnet-router anycast address (all zeros) is not a host's
+    """How many host addresses a subnet offers (2 on a /31 or /127, none on a /32 or /128)."""
+    first, last = host_positions(network)
+    return max(0, last - first + 1)
 
 
 def rail_address(network, offset: int, host_index: int):
-    """A host's address on a rail: ``network + offset + host index``; None when the subnet is too small."""
+    """A host's address on a rail: ``network + offset + host index``; None when it is not a host address of
+    the subnet (beyond its last host number, the network or broadcast address, outside the subnet)."""
+    first, last = host_positions(network)
     position = offset + host_index
-    if position < 1 or position > host_capacity(network):
+    if not first <= position <= last:
         return None
-    return network.network_address + position
+    address = network.network_address + position
+    return address if address in network else None
 
 
 def _int(value: t.Any, where: str, errors: list[str], minimum: int = 0) -> int | None:
+    if isinstance(value, bool) or (isinstance(value, float) and not value.is_integer()):
+        errors.append(f"{where}: {value!r} is not an integer")
+        return None
     try:
         number = int(value)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         errors.append(f"{where}: {value!r} is not an integer")
         return None
     if number < minimum:
@@ -206,7 +284,7 @@ def parse_rails(rails: t.Any, label: str, host: str, errors: list[str]) -> list[
             errors.append(f"{where} must be a mapping with ipv4 and/or ipv6")
             parsed.append({})
             continue
-        unknown = sorted(set(entry) - {"ipv4", "ipv6", "mtu", "table"})
+        unknown = sorted({str(key) for key in entry} - {"ipv4", "ipv6", "mtu", "table"})
         if unknown:
             errors.append(f"{where}: unknown key(s) {', '.join(unknown)}; use ipv4, ipv6, mtu, table")
         item: dict[str, t.Any] = {}
@@ -235,9 +313,9 @@ def parse_rails(rails: t.Any, label: str, host: str, errors: list[str]) -> list[
 
 
 def _interface_addresses(facts: Mapping, name: str) -> list:
-    iface = facts.get(name) or facts.get(name.replace("-", "_")) or {}
+    iface = _mapping(facts.get(name) or facts.get(name.replace("-", "_")))
     found = []
-    for entry in [iface.get("ipv4") or {}, *(iface.get("ipv4_secondaries") or []), *(iface.get("ipv6") or [])]:
+    for entry in [iface.get("ipv4"), *_as_list(iface.get("ipv4_secondaries")), *_as_list(iface.get("ipv6"))]:
         if isinstance(entry, Mapping) and entry.get("address"):
             try:
                 found.append(ipaddress.ip_interface(f"{entry['address']}/{entry.get('netmask') or entry.get('prefix')}"
@@ -250,10 +328,10 @@ def _interface_addresses(facts: Mapping, name: str) -> list:
 
 def protected_interfaces(host_vars: Mapping, extra: t.Sequence[str]) -> list[str]:
     """Interfaces never to touch: the default routes', the one holding ``ansible_host``, and ``extra``."""
-    facts = host_vars.get("ansible_facts") or {}
+    facts = _facts(host_vars)
     names = {str(name) for name in extra if name}
     for family in ("ipv4", "ipv6"):
-        interface = (facts.get(f"default_{family}") or {}).get("interface")
+        interface = _mapping(facts.get(f"default_{family}")).get("interface")
         if interface:
             names.add(str(interface))
     target = str(host_vars.get("ansible_host") or "")
@@ -262,7 +340,7 @@ def protected_interfaces(host_vars: Mapping, extra: t.Sequence[str]) -> list[str
     except ValueError:
         target_ip = None
     if target_ip is not None:
-        for name in facts.get("interfaces") or []:
+        for name in _as_list(facts.get("interfaces")):
             if any(address.ip == target_ip for address in _interface_addresses(facts, str(name))):
                 names.add(str(name))
     return sorted(names, key=natural_key)
@@ -286,9 +364,10 @@ def _mtu_of(port: Mapping, rail: Mapping, settings: Mapping, labels: Mapping[str
                       "ansible_facts['gpufabric']['connectx']")
         return None, None, None
     maximum = MAX_MTU[kind]
-    live = (settings.get("max_mtu") or {}).get(port["netdev"])
+    live = _mapping(settings.get("max_mtu")).get(port["netdev"])
     if live:
-        maximum = min(maximum, int(live))
+        live = _int(live, f"host {host}: the maximum MTU of {port['netdev']} (ip link)", errors, minimum=1)
+        maximum = min(maximum, live or maximum)
     if rail.get("mtu"):
         mtu, source = rail["mtu"], f"{labels['rails']}[{port['rail']}].mtu"
     elif settings.get("mtu"):
@@ -323,7 +402,7 @@ def _host_indices(hosts: t.Sequence[str], all_hosts: t.Sequence[str], inputs: Ma
 def plan_host(host: str, host_vars: Mapping, settings: Mapping, host_index: int,
               labels: Mapping[str, str], errors: list[str]) -> dict:
     """The rail plan of one host (errors appended, never raised)."""
-    ports = ports_of(host_vars)
+    ports = ports_of(host_vars, host, errors)
     if ports is None:
         errors.append(f"host {host}: ansible_facts['gpufabric']['connectx'] is missing; gather it with "
                       "gpufabric.cluster.fabric_facts (gather_subset: [connectx])")
@@ -335,9 +414,11 @@ def plan_host(host: str, host_vars: Mapping, settings: Mapping, host_index: int,
     priority_base = _int(settings.get("rule_priority_base", 1000), f"host {host}: {labels['rule_priority_base']}",
                          errors, minimum=1)
     protected = protected_interfaces(host_vars, _as_list(settings.get("protected_interfaces")))
-    protected_addresses = {name: _interface_addresses(host_vars.get("ansible_facts") or {}, name)
-                           for name in protected}
+    protected_addresses = {name: _interface_addresses(_facts(host_vars), name) for name in protected}
     live_netdevs = settings.get("max_mtu")
+    if live_netdevs is not None and not isinstance(live_netdevs, Mapping):
+        errors.append(f"host {host}: max_mtu (netdev to its maximum MTU, from ip link) must be a mapping, got "
+                      f"{type(live_netdevs).__name__}")
     planned = []
     for port in chosen:
         number = port["rail"]
@@ -365,7 +446,7 @@ def plan_host(host: str, host_vars: Mapping, settings: Mapping, host_index: int,
             "rail": number, "netdev": netdev, "rdma_device": port.get("rdma_device"), "port": port.get("port"),
             "pci_address": port.get("pci_address"), "device_id": port.get("device_id"), "model": port.get("model"),
             "link_layer": port.get("link_layer"), "state": port.get("state"), "numa_node": port.get("numa_node"),
-            "gpus_same_switch": list(port.get("gpus_same_switch") or []),
+            "gpus_same_switch": [str(item) for item in _as_list(port.get("gpus_same_switch"))],
             "mtu": mtu, "max_mtu": maximum, "ipoib_mode": mode, "table": table,
             "priority": (priority_base or 0) + number,
         }
@@ -377,8 +458,10 @@ def plan_host(host: str, host_vars: Mapping, settings: Mapping, host_index: int,
             where = f"host {host}: {labels['rails']}[{number}].{key} {network}"
             address = rail_address(network, offset, host_index)
             if address is None:
-                errors.append(f"{where} holds {host_capacity(network)} host address(es) but this host needs number "
-                              f"{offset + host_index} ({labels['host_index']} {host_index} + "
+                rfc = (f" (numbers 0 and 1, RFC {3021 if network.version == 4 else 6164})"
+                       if point_to_point(network) else "")
+                errors.append(f"{where} holds {host_capacity(network)} host address(es){rfc} but this host needs "
+                              f"number {offset + host_index} ({labels['host_index']} {host_index} + "
                               f"{labels['address_offset']} {offset}); use a larger subnet")
                 continue
             for name, addresses in protected_addresses.items():
@@ -392,6 +475,30 @@ def plan_host(host: str, host_vars: Mapping, settings: Mapping, host_index: int,
         planned.append(entry)
     skipped_out = [{"rail": port["rail"], "netdev": port["netdev"], "reason": port["reason"]} for port in skipped]
     return {"host": host, "host_index": host_index, "rails": planned, "skipped": skipped_out}
+
+
+def subnet_disagreements(inputs: Mapping[str, Mapping], label: str) -> list[str]:
+    """One message per rail subnet (rail and family) that the hosts give differently, naming the hosts of each.
+
+    Every host's address on a rail is computed from its own ``rails`` list, so hosts that disagree would sit in
+    different subnets of one rail and never reach each other. Entries that do not parse are reported by
+    :func:`parse_rails`; a host whose list is shorter is compared on the rails it has.
+    """
+    subnets: dict[tuple[int, str], dict[str, list[str]]] = {}
+    for host in sorted(inputs, key=natural_key):
+        for number, entry in enumerate(parse_rails(inputs[host].get("rails") or [], label, host, [])):
+            for key in ("ipv4", "ipv6"):
+                if key in entry and entry[key] is None:
+                    continue  # given but not a subnet: reported by parse_rails
+                subnet = str(entry[key]) if key in entry else "none"
+                subnets.setdefault((number, key), {}).setdefault(subnet, []).append(host)
+    messages = []
+    for (number, key), by_subnet in sorted(subnets.items()):
+        if len(by_subnet) > 1:
+            listed = "; ".join(f"{subnet} on {', '.join(hosts)}" for subnet, hosts in by_subnet.items())
+            messages.append(f"{label}[{number}].{key} differs between the hosts: {listed}; every host of a fabric "
+                            "needs the same rail subnets")
+    return messages
 
 
 def derive_rail_plan(hostvars: Mapping, hosts: t.Sequence[str], input_var: str = "__rdma_network_input",
@@ -408,14 +515,15 @@ def derive_rail_plan(hostvars: Mapping, hosts: t.Sequence[str], input_var: str =
     errors: list[str] = []
     inputs = {}
     for host in hosts:
-        value = (hostvars.get(host) or {}).get(input_var)
+        value = _mapping(hostvars.get(host)).get(input_var)
         if not isinstance(value, Mapping):
             errors.append(f"host {host}: {input_var} (the role's published input) is missing")
             value = {}
         inputs[host] = value
     indices = _host_indices(hosts, list(all_hosts or []), inputs, names, errors)
-    plan = {host: plan_host(host, hostvars.get(host) or {}, inputs[host], indices.get(host, 0), names, errors)
+    plan = {host: plan_host(host, _mapping(hostvars.get(host)), inputs[host], indices.get(host, 0), names, errors)
             for host in sorted(hosts, key=natural_key)}
+    errors.extend(subnet_disagreements(inputs, names["rails"]))
     owners: dict[tuple[str, str], str] = {}
     for host, host_plan in plan.items():
         for rail in host_plan["rails"]:
@@ -424,9 +532,9 @@ def derive_rail_plan(hostvars: Mapping, hosts: t.Sequence[str], input_var: str =
                     continue
                 token = (rail[f"{key}_network"], rail[key])
                 if token in owners:
-                    errors.append(f"host {host}: {names['host_index']} {indices[host]} gives {rail[key]} on rail "
-                                  f"{rail['rail']} ({rail['netdev']}), already the address of host {owners[token]}; "
-                                  f"give every host a distinct {names['host_index']}")
+                    errors.append(f"host {host}: {names['host_index']} {host_plan['host_index']} gives {rail[key]} on "
+                                  f"rail {rail['rail']} ({rail['netdev']}), already the address of host "
+                                  f"{owners[token]}; give every host a distinct {names['host_index']}")
                 else:
                     owners[token] = host
     if errors:

@@ -26,10 +26,11 @@ NETWORKS = {0: {"ipv4": "172.31.0.0/24", "ipv6": "fd00:31::/64"},
             1: {"ipv4": "172.31.1.0/24", "ipv6": "fd00:31:1::/64"}}
 SKIPPED = "enp79s0np0"  # DOWN in the tree: rail 2, not configured
 SYSCTL_FILE = "/etc/sysctl.d/90-gpufabric-rdma-network.conf"
-NETPLAN_FILE = "/etc/netplan/60-gpufabric-rdma-network.yaml"
+NETPLAN_FILE = "/etc/netplan/60-gpufabric-rail{rail}.yaml"
 NETWORKD_FILE = "/etc/systemd/network/60-gpufabric-rail{rail}.network"
 NM_FILE = "/etc/NetworkManager/system-connections/gpufabric-rail{rail}.nmconnection"
 IFUPDOWN_FILE = "/etc/network/interfaces.d/gpufabric-rail{rail}"
+MARKER = "# managed-by: gpufabric.cluster.rdma_network rail"  # the line of every rail file the role writes
 QOS_LOG = "/var/log/gpufabric-test-fixture-mlnx_qos.log"  # written by the TEST FIXTURE stand-in of mlnx_qos
 
 # ICMP echoes bound to one netdev and source address, with "don't fragment": the rail carries the packet
@@ -97,17 +98,15 @@ def test_addresses_and_mtu_are_live(host, rail):
 
 
 def test_inactive_port_is_left_alone(host):
-    for path in (NETWORKD_FILE, NM_FILE, IFUPDOWN_FILE):
+    for path in (NETWORKD_FILE, NETPLAN_FILE, NM_FILE, IFUPDOWN_FILE):
         assert not host.file(path.format(rail=2)).exists
-    if host.file(NETPLAN_FILE).exists:
-        assert SKIPPED not in host.file(NETPLAN_FILE).content_string
     assert not host.interface(SKIPPED).exists
 
 
 def test_only_the_stack_in_use_holds_rail_files(host):
     backend = _backend(host)
     assert host.file(NETWORKD_FILE.format(rail=0)).exists == (backend == "systemd-networkd")
-    assert host.file(NETPLAN_FILE).exists == (backend == "netplan")
+    assert host.file(NETPLAN_FILE.format(rail=0)).exists == (backend == "netplan")
     assert host.file(NM_FILE.format(rail=0)).exists == (backend == "networkmanager")
     assert host.file(IFUPDOWN_FILE.format(rail=0)).exists == (backend == "ifupdown")
 
@@ -168,7 +167,7 @@ def test_networkd_file_persists_the_rail(host, rail):
     network = host.file(NETWORKD_FILE.format(rail=rail))
     assert network.user == "root" and network.mode == 0o644
     text = network.content_string
-    assert text.startswith("#\n# Ansible managed\n")
+    assert text.startswith(f"#\n# Ansible managed\n#\n{MARKER} {rail}\n")
     for line in (f"Name={spec['netdev']}", "MTUBytes=9000", f"Address={spec['ipv4'].format(n=n)}/24",
                  f"Address={spec['ipv6'].format(n=n)}/64", f"Table={spec['table']}",
                  f"From={spec['ipv4'].format(n=n)}", f"From={spec['ipv6'].format(n=n)}",
@@ -187,9 +186,10 @@ def test_networkd_file_persists_the_rail(host, rail):
 def test_netplan_file_is_valid_and_rendered(host):
     _only(host, "netplan")
     n = _n(host)
-    netplan = host.file(NETPLAN_FILE)
-    assert netplan.user == "root" and netplan.mode == 0o600
-    assert netplan.content_string.startswith("#\n# Ansible managed\n")
+    for rail in RAILS:
+        netplan = host.file(NETPLAN_FILE.format(rail=rail))
+        assert netplan.user == "root" and netplan.mode == 0o600
+        assert netplan.content_string.startswith(f"#\n# Ansible managed\n#\n{MARKER} {rail}\n")
     # netplan's own parser accepts the file (it writes the same networkd files again) and prints no warning
     result = host.run("netplan generate")
     assert result.rc == 0 and result.stderr.strip() == "", result.stderr

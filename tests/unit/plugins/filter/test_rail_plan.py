@@ -1,18 +1,25 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpufabric.cluster contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The rail_plan filter: port selection, addresses (IPv4, IPv6), MTU rules and bad input."""
+"""The rail_plan filter: port selection, addresses (IPv4, IPv6), MTU rules and bad input (issue 17 included)."""
 
 from __future__ import annotations
 
 import copy
+import ipaddress
 
 import pytest
 from ansible.errors import AnsibleFilterError
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ansible_collections.gpufabric.cluster.plugins.filter.rail_plan import FilterModule, rail_plan
 from ansible_collections.gpufabric.cluster.plugins.module_utils.connectx import collect_connectx
-from ansible_collections.gpufabric.cluster.plugins.plugin_utils.rail_plan import host_capacity
+from ansible_collections.gpufabric.cluster.plugins.plugin_utils.rail_plan import (
+    DEFAULT_LABELS,
+    host_capacity,
+    rail_address,
+)
 
 HGX_IB = ["ibp24s0", "ibp64s0", "ibp79s0", "ibp94s0", "ibp154s0", "ibp192s0", "ibp206s0", "ibp220s0"]
 HGX_ETH = ["enp170s0f0np0", "enp170s0f1np1"]
@@ -184,7 +191,6 @@ def test_subnet_too_small_for_the_hosts(hgx_connectx):
 
 
 def test_capacity():
-    import ipaddress
     assert host_capacity(ipaddress.ip_network("10.0.0.0/24")) == 254
     assert host_capacity(ipaddress.ip_network("10.0.0.0/31")) == 2
     assert host_capacity(ipaddress.ip_network("fd00::/120")) == 255
@@ -290,3 +296,261 @@ def test_all_hosts_keep_the_order_when_a_host_is_down(hgx_connectx):
     plan = rail_plan(hostvars, ["n1", "n3"], all_hosts=["n1", "n2", "n3"])
     assert [plan[name]["rails"][0]["ipv4"] for name in ("n1", "n3")] == ["172.31.0.1", "172.31.0.3"]
     assert rail_plan(hostvars, ["n1", "n3"])["n3"]["rails"][0]["ipv4"] == "172.31.0.2"
+
+
+# --- issue 17: point-to-point and single-address subnets, addresses inside their subnet, hosts that disagree,
+# booleans, argument types and wrongly shaped facts; then any input gives a plan of the documented shape or
+# AnsibleFilterError.
+
+def test_slash31_rail_follows_rfc3021(hgx_connectx):
+    # both addresses of a /31 are host addresses (RFC 3021): network + 0 and + 1
+    p2p = [{"ipv4": "172.31.0.0/31"}, {"ipv4": "172.31.0.2/31", "ipv6": "fd00:31::/127"}]
+    hostvars = {name: host(hgx_connectx, rails=p2p, link_layers=["Ethernet"], address_offset=0) for name in ("a", "b")}
+    plan = rail_plan(hostvars, ["a", "b"])
+    assert [[rail["ipv4"] for rail in plan[name]["rails"]] for name in ("a", "b")] == [
+        ["172.31.0.0", "172.31.0.2"], ["172.31.0.1", "172.31.0.3"]]
+    assert [plan[name]["rails"][1]["ipv6"] for name in ("a", "b")] == ["fd00:31::", "fd00:31::1"]
+    assert plan["a"]["rails"][0]["ipv4_prefix"] == 31
+
+
+def test_slash31_address_beyond_the_pair_is_refused(hgx_connectx):
+    # with the default offset 1 the second host would be network + 2, outside the /31
+    hostvars = {name: host(hgx_connectx, rails=[{"ipv4": "172.31.0.0/31"}], link_layers=["Ethernet"],
+                           rail_indices=[0]) for name in ("a", "b")}
+    message = errors_of(hostvars, ["a", "b"])
+    assert message == ("rail_plan: host b: rdma_network_rails[0].ipv4 172.31.0.0/31 holds 2 host address(es) "
+                       "(numbers 0 and 1, RFC 3021) but this host needs number 2 (rdma_network_host_index 1 + "
+                       "rdma_network_address_offset 1); use a larger subnet")
+
+
+@pytest.mark.parametrize(("subnet", "family", "expected"), [
+    ("172.31.0.5/32", "ipv4", "rdma_network_rails[0].ipv4: '172.31.0.5/32' is a single address, not a rail subnet; "
+                              "a rail needs at least a /31 (RFC 3021, point to point)"),
+    ("fd00:31::5/128", "ipv6", "rdma_network_rails[0].ipv6: 'fd00:31::5/128' is a single address, not a rail subnet; "
+                               "a rail needs at least a /127 (RFC 6164, point to point)"),
+])
+def test_single_address_subnet_is_refused(hgx_connectx, subnet, family, expected):
+    hostvars = {"h": host(hgx_connectx, rails=[{family: subnet}], link_layers=["Ethernet"], rail_indices=[0])}
+    assert errors_of(hostvars, ["h"]) == f"rail_plan: host h: {expected}"
+
+
+def test_every_capacity_counts_only_addresses_inside_the_subnet():
+    assert host_capacity(ipaddress.ip_network("10.0.0.0/31")) == 2
+    assert host_capacity(ipaddress.ip_network("10.0.0.1/32")) == 0
+    assert host_capacity(ipaddress.ip_network("fd00::/127")) == 2
+    assert host_capacity(ipaddress.ip_network("fd00::1/128")) == 0
+    assert rail_address(ipaddress.ip_network("10.0.0.0/31"), 1, 1) is None
+    assert rail_address(ipaddress.ip_network("10.0.0.4/32"), 1, 0) is None
+    assert rail_address(ipaddress.ip_network("10.0.0.0/30"), 1, 2) is None  # the broadcast address
+
+
+@settings(max_examples=300, deadline=None)
+@given(version=st.sampled_from([4, 6]), prefix=st.integers(0, 128), base=st.integers(0, 2 ** 128 - 1),
+       offset=st.integers(-3, 300), index=st.integers(0, 300))
+def test_property_every_address_is_a_host_address_inside_its_subnet(version, prefix, base, offset, index):
+    bits = 32 if version == 4 else 128
+    prefix = min(prefix, bits)
+    network = ipaddress.ip_network((base % (2 ** bits), prefix), strict=False)
+    address = rail_address(network, offset, index)
+    if address is None:
+        return
+    assert address in network
+    if network.num_addresses > 2:
+        assert address != network.network_address
+        if version == 4:
+            assert address != network.broadcast_address
+    assert network.num_addresses > 1
+
+
+def test_hosts_whose_rail_subnets_disagree_are_named(hgx_connectx):
+    hostvars = {name: host(hgx_connectx, rails=rails(2, v6=True), link_layers=["Ethernet"]) for name in ("a", "b", "c")}
+    hostvars["b"]["__rdma_network_input"]["rails"] = [{"ipv4": "172.31.8.0/24", "ipv6": "fd00:31::/64"},
+                                                      {"ipv4": "172.31.1.0/24"}]
+    message = errors_of(hostvars, ["a", "b", "c"])
+    assert message == (
+        "rail_plan: rdma_network_rails[0].ipv4 differs between the hosts: 172.31.0.0/24 on a, c; 172.31.8.0/24 on b; "
+        "every host of a fabric needs the same rail subnets; "
+        "rdma_network_rails[1].ipv6 differs between the hosts: fd00:31:1::/64 on a, c; none on b; "
+        "every host of a fabric needs the same rail subnets")
+
+
+@pytest.mark.parametrize("value", ["false", "no", "0", 0, False])
+def test_include_inactive_false_in_any_spelling_skips_the_down_port(broken_connectx, value):
+    hostvars = {"n": host(broken_connectx, rails=rails(2), include_inactive=value)}
+    plan = rail_plan(hostvars, ["n"])["n"]
+    assert [rail["netdev"] for rail in plan["rails"]] == ["ibp49s0"]
+    assert plan["skipped"] == [{"rail": 1, "netdev": "ibp177s0", "reason": "state DOWN, not ACTIVE"}]
+
+
+def test_include_inactive_true_and_nonsense(broken_connectx):
+    plan = rail_plan({"n": host(broken_connectx, rails=rails(2), include_inactive="yes")}, ["n"])["n"]
+    assert [rail["netdev"] for rail in plan["rails"]] == ["ibp49s0", "ibp177s0"]
+    message = errors_of({"n": host(broken_connectx, rails=rails(2), include_inactive="maybe")}, ["n"])
+    assert message == ('rail_plan: host n: rdma_network_include_inactive must be a boolean (true/false, "yes"/"no", '
+                       "1/0), got 'maybe'")
+
+
+@pytest.mark.parametrize(("call", "expected"), [
+    (lambda: rail_plan(["h"], ["h"]), "rail_plan: hostvars (the input) must be a mapping, got a list"),
+    (lambda: rail_plan({}, "h"), "rail_plan: hosts must be a list, got a string"),
+    (lambda: rail_plan({}, [1]), "rail_plan: hosts must be a list of host names, got the item 1"),
+    (lambda: rail_plan({}, ["h"], 3), "rail_plan: input_var must be a string, got a number"),
+    (lambda: rail_plan({}, ["h"], labels="x"), "rail_plan: labels must be a mapping, got a string"),
+    (lambda: rail_plan({}, ["h"], labels={"mtu": 5}), "rail_plan: labels.mtu must be a string, got a number"),
+    (lambda: rail_plan({}, ["h"], labels={"speed": "x"}),
+     "rail_plan: labels: unknown setting(s) speed; known: " + ", ".join(DEFAULT_LABELS)),
+    (lambda: rail_plan({}, ["h"], all_hosts="h"), "rail_plan: all_hosts must be a list, got a string"),
+])
+def test_bad_argument_types_name_filter_argument_and_expectation(call, expected):
+    with pytest.raises(AnsibleFilterError) as caught:
+        call()
+    assert str(caught.value) == expected
+
+
+@pytest.mark.parametrize(("connectx", "expected"), [
+    ("none", "host h: ansible_facts['gpufabric']['connectx'] must be a mapping with a list of ports, got str"),
+    ({"ports": "mlx5_0"}, "host h: ansible_facts['gpufabric']['connectx']['ports'] must be a list of ports, got str"),
+    ({"ports": ["mlx5_0"]}, "host h: ansible_facts['gpufabric']['connectx']['ports'][0] must be a mapping, got str"),
+    ({"ports": [{"netdev": 5}]},
+     "host h: ansible_facts['gpufabric']['connectx']['ports'][0]['netdev'] must be a string, got 5"),
+])
+def test_wrongly_shaped_facts_are_named(connectx, expected):
+    hostvars = {"h": {"ansible_facts": {"gpufabric": {"connectx": connectx}},
+                      "__rdma_network_input": {"rails": rails(1)}}}
+    assert expected in errors_of(hostvars, ["h"])
+
+
+@pytest.mark.parametrize(("settings_", "expected"), [
+    ({"host_index": float("inf")}, "host h: rdma_network_host_index: inf is not an integer"),
+    ({"host_index": True}, "host h: rdma_network_host_index: True is not an integer"),
+    ({"address_offset": 1.5}, "host h: rdma_network_address_offset: 1.5 is not an integer"),
+    ({"rail_indices": [float("nan")]}, "host h: rdma_network_rail_indices: nan is not a rail number"),
+    ({"max_mtu": ["enp170s0f0np0"]}, "host h: max_mtu (netdev to its maximum MTU, from ip link) must be a mapping, "
+                                     "got list"),
+])
+def test_numbers_that_are_not_integers_are_refused(hgx_connectx, settings_, expected):
+    hostvars = {"h": host(hgx_connectx, rails=rails(10), link_layers=["Ethernet"], **settings_)}
+    assert expected in errors_of(hostvars, ["h"])
+
+
+RAIL_KEYS = {"rail", "netdev", "rdma_device", "port", "pci_address", "device_id", "model", "link_layer", "state",
+             "numa_node", "gpus_same_switch", "mtu", "max_mtu", "ipoib_mode", "table", "priority", "ipv4",
+             "ipv4_network", "ipv4_prefix", "ipv6", "ipv6_network", "ipv6_prefix"}
+_scalars = st.one_of(st.none(), st.booleans(), st.integers(-5, 70000), st.floats(allow_nan=True),
+                     st.text(max_size=12), st.sampled_from(["false", "yes", "Ethernet", "InfiniBand", "ACTIVE",
+                                                            "DOWN", "172.31.0.0/31", "10.0.0.1/32", "fd00::/127"]))
+_anything = st.recursive(_scalars, lambda inner: st.one_of(st.lists(inner, max_size=3),
+                                                           st.dictionaries(st.text(max_size=8), inner, max_size=3)),
+                         max_leaves=8)
+
+
+def _maybe(strategy):
+    return st.one_of(strategy, _anything)
+
+
+_port = st.fixed_dictionaries({
+    "netdev": _maybe(st.sampled_from(["enp1s0np0", "enp2s0np0", "ibp3s0", ""])),
+    "pci_address": _maybe(st.sampled_from(["0000:01:00.0", "0000:02:00.0", "0000:03:00.0"])),
+    "port": _maybe(st.integers(1, 2)),
+    "link_layer": _maybe(st.sampled_from(["Ethernet", "InfiniBand"])),
+    "state": _maybe(st.sampled_from(["ACTIVE", "DOWN"])),
+    "device_id": _maybe(st.just("0x1021")),
+    "gpus_same_switch": _maybe(st.lists(st.just("0000:1b:00.0"), max_size=1)),
+})
+_rail = st.fixed_dictionaries({}, optional={
+    "ipv4": _maybe(st.sampled_from(["172.31.0.0/24", "172.31.1.0/31", "172.31.2.1/32", "172.31.3.0/30"])),
+    "ipv6": _maybe(st.sampled_from(["fd00:31::/64", "fd00:32::/127", "fd00:33::1/128"])),
+    "mtu": _maybe(st.integers(60, 70000)), "table": _maybe(st.integers(0, 300))})
+_input = st.fixed_dictionaries({}, optional={
+    "rails": _maybe(st.lists(_maybe(_rail), max_size=3)), "host_index": _maybe(st.integers(-1, 5)),
+    "address_offset": _maybe(st.integers(-1, 3)), "mtu": _maybe(st.integers(0, 70000)),
+    "ipoib_mode": _maybe(st.sampled_from(["datagram", "connected"])),
+    "link_layers": _maybe(st.lists(st.sampled_from(["Ethernet", "InfiniBand"]), max_size=2)),
+    "netdev_pattern": _maybe(st.sampled_from(["enp.*", "(", ""])), "rail_indices": _maybe(st.lists(st.integers(-1, 3))),
+    "include_inactive": _maybe(st.booleans()), "max_mtu": _maybe(st.dictionaries(
+        st.sampled_from(["enp1s0np0", "enp2s0np0", "ibp3s0"]), st.integers(0, 70000))),
+    "protected_interfaces": _maybe(st.lists(st.sampled_from(["enp1s0np0", "eno1"]), max_size=1))})
+_host = st.fixed_dictionaries({}, optional={
+    "ansible_facts": _maybe(st.fixed_dictionaries({"gpufabric": _maybe(st.fixed_dictionaries(
+        {"connectx": _maybe(st.fixed_dictionaries({"ports": _maybe(st.lists(_maybe(_port), max_size=3))}))})),
+        "default_ipv4": _maybe(st.fixed_dictionaries({"interface": _maybe(st.just("eno1"))})),
+        "interfaces": _maybe(st.lists(st.just("eno1"))),
+        "eno1": _maybe(st.fixed_dictionaries({"ipv4": _maybe(st.fixed_dictionaries(
+            {"address": st.just("172.31.0.9"), "netmask": st.just("255.255.255.0")}))}))})),
+    "__rdma_network_input": _maybe(_input), "ansible_host": _maybe(st.just("172.31.0.9"))})
+
+
+@settings(max_examples=150, deadline=None)
+@given(hostvars=_maybe(st.dictionaries(st.sampled_from(["a", "b", "c"]), _maybe(_host), max_size=3)),
+       hosts=_maybe(st.lists(st.sampled_from(["a", "b", "c"]), max_size=3, unique=True)),
+       all_hosts=st.one_of(st.none(), _maybe(st.lists(st.sampled_from(["a", "b", "c", "d"]), max_size=4))))
+def test_property_any_input_gives_the_documented_plan_or_a_filter_error(hostvars, hosts, all_hosts):
+    try:
+        plan = rail_plan(hostvars, hosts, all_hosts=all_hosts)
+    except AnsibleFilterError as exc:
+        assert str(exc).startswith("rail_plan: ")
+        return
+    assert set(plan) == set(hosts)
+    for name, host_plan in plan.items():
+        assert set(host_plan) == {"host", "host_index", "rails", "skipped"} and host_plan["host"] == name
+        assert isinstance(host_plan["host_index"], int) and host_plan["host_index"] >= 0
+        for rail in host_plan["rails"]:
+            assert set(rail) == RAIL_KEYS
+            for key in ("ipv4", "ipv6"):
+                if rail[key] is not None:
+                    network = ipaddress.ip_network(rail[f"{key}_network"])
+                    assert ipaddress.ip_address(rail[key]) in network and network.num_addresses > 1
+        for skipped in host_plan["skipped"]:
+            assert set(skipped) == {"rail", "netdev", "reason"}
+
+
+# Plausible input at the edges (string booleans, /31 and /32 rails, offsets, duplicate and down ports), so that
+# many examples plan: the same contract, plus the addresses of one rail are distinct across the hosts.
+def _edge_port_of(number, state, link_layer):
+    return {"netdev": f"enp{number}s0np0", "pci_address": f"0000:{number:02x}:00.0", "port": 1,
+            "link_layer": link_layer, "state": state, "device_id": "0x1021"}
+
+
+def _edge_rails_of(prefixes):
+    return [{"ipv4": f"172.31.{number * 4}.{1 if prefix == 32 else 0}/{prefix}"} if prefix
+            else {"ipv6": f"fd00:31:{number}::/64"} for number, prefix in enumerate(prefixes)]
+
+
+_edge_port = st.builds(_edge_port_of, st.integers(1, 4), st.sampled_from(["ACTIVE", "ACTIVE", "DOWN"]),
+                       st.sampled_from(["Ethernet", "Ethernet", "InfiniBand"]))
+_edge_rails = st.lists(st.sampled_from([24, 24, 24, 31, 30, 32, None]), min_size=4, max_size=4).map(_edge_rails_of)
+_edge_input = st.fixed_dictionaries({"rails": _edge_rails}, optional={
+    "include_inactive": st.sampled_from([True, False, "false", "no", "yes", 0, 1, "maybe"]),
+    "address_offset": st.integers(0, 2), "host_index": st.sampled_from([-1, -1, "-1", 0, 1, 2, "x"]),
+    "mtu": st.sampled_from([0, 0, 1500, 4092, 12000])})
+
+
+@settings(max_examples=150, deadline=None)
+@given(ports=st.lists(_edge_port, min_size=1, max_size=4), inputs=st.lists(_edge_input, min_size=1, max_size=3),
+       same_rails=st.booleans())
+def test_property_edge_input_plans_inside_the_subnets_or_fails_clearly(ports, inputs, same_rails):
+    names = [f"h{number}" for number in range(len(inputs))]
+    hostvars = {}
+    for name, settings_ in zip(names, inputs, strict=True):
+        if same_rails:
+            settings_ = {**settings_, "rails": inputs[0]["rails"]}
+        hostvars[name] = {"ansible_facts": {"gpufabric": {"connectx": {"ports": ports}}},
+                          "__rdma_network_input": settings_}
+    try:
+        plan = rail_plan(hostvars, names)
+    except AnsibleFilterError as exc:
+        assert str(exc).startswith("rail_plan: host ") or str(exc).startswith("rail_plan: rdma_network_rails[")
+        return
+    owners = {}
+    for name in names:
+        for rail in plan[name]["rails"]:
+            assert set(rail) == RAIL_KEYS
+            for key in ("ipv4", "ipv6"):
+                if rail[key] is None:
+                    continue
+                network = ipaddress.ip_network(rail[f"{key}_network"])
+                address = ipaddress.ip_address(rail[key])
+                assert address in network and network.num_addresses > 1
+                if network.num_addresses > 2:
+                    assert address != network.network_address
+                assert owners.setdefault((rail["rail"], key, rail[key]), name) == name

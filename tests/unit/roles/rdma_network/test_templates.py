@@ -16,20 +16,13 @@ import os
 import re
 
 import jinja2
-import pytest
 import yaml
 from ansible.plugins.filter.core import FilterModule as CoreFilters
 
 from ansible_collections.gpufabric.cluster.plugins.filter.rail_plan import rail_plan
-from ansible_collections.gpufabric.cluster.plugins.module_utils.connectx import collect_connectx
 
 ROLE = os.path.join(os.path.dirname(__file__), "..", "..", "..", "..", "roles", "rdma_network")
 MANAGED = "Ansible managed"
-
-
-@pytest.fixture(scope="module")
-def hgx_connectx(host_trees):
-    return collect_connectx(host_trees["hgx_h100"])
 
 
 def plan_rails(connectx, link_layers, rails, **settings):
@@ -122,13 +115,12 @@ def test_ifupdown_ipoib_rail_mtu(hgx_connectx):
     assert "ip -4 rule add from 10.200.7.2 table 107 priority 1007" in dict_of(stanzas[0])["up"]
 
 
-def test_netplan_file_of_all_rails(hgx_connectx):
+def test_netplan_file_of_each_rail(hgx_connectx):
     rails = plan_rails(hgx_connectx, ["Ethernet"], ROCE_RAILS)
-    document = yaml.safe_load(render("netplan.yaml.j2", rails))
-    assert document["network"]["version"] == 2
-    ethernets = document["network"]["ethernets"]
-    assert list(ethernets) == [rail["netdev"] for rail in rails]
-    first = ethernets[rails[0]["netdev"]]
+    documents = [yaml.safe_load(render("netplan.yaml.j2", rails, rail)) for rail in rails]
+    assert {document["network"]["version"] for document in documents} == {2}
+    assert [list(document["network"]["ethernets"]) for document in documents] == [[rail["netdev"]] for rail in rails]
+    first = documents[0]["network"]["ethernets"][rails[0]["netdev"]]
     assert first["renderer"] == "networkd" and first["match"] == {"name": rails[0]["netdev"]}
     assert first["mtu"] == 9000 and first["dhcp4"] is False and first["link-local"] == ["ipv6"]
     assert first["addresses"] == ["172.31.0.2/24", "fd00:31::2/64"]
@@ -136,14 +128,16 @@ def test_netplan_file_of_all_rails(hgx_connectx):
                                {"to": "fd00:31::/64", "table": 100, "from": "fd00:31::2"}]
     assert first["routing-policy"] == [{"from": "172.31.0.2", "table": 100, "priority": 1000},
                                        {"from": "fd00:31::2", "table": 100, "priority": 1000}]
-    assert ethernets[rails[1]["netdev"]]["link-local"] == []
+    assert documents[1]["network"]["ethernets"][rails[1]["netdev"]]["link-local"] == []
 
 
 def test_netplan_infiniband_mode(hgx_connectx):
     rails = plan_rails(hgx_connectx, ["InfiniBand"], [{"ipv4": f"10.200.{n}.0/24"} for n in range(8)])
-    ethernets = yaml.safe_load(render("netplan.yaml.j2", rails, policy_routing=False))["network"]["ethernets"]
-    assert {device["infiniband-mode"] for device in ethernets.values()} == {"datagram"}
-    assert all("routes" not in device and "routing-policy" not in device for device in ethernets.values())
+    devices = [device for rail in rails for device in yaml.safe_load(
+        render("netplan.yaml.j2", rails, rail, policy_routing=False))["network"]["ethernets"].values()]
+    assert len(devices) == 8
+    assert {device["infiniband-mode"] for device in devices} == {"datagram"}
+    assert all("routes" not in device and "routing-policy" not in device for device in devices)
 
 
 def keyfile(text):
@@ -193,6 +187,6 @@ def test_every_backend_has_its_task_file_and_handlers():
 
 def test_templates_have_no_trailing_whitespace(hgx_connectx):
     rails = plan_rails(hgx_connectx, ["Ethernet"], ROCE_RAILS)
-    for name in ("rail.interfaces.j2", "rail.nmconnection.j2", "rail.network.j2"):
+    for name in ("rail.interfaces.j2", "rail.nmconnection.j2", "rail.network.j2", "netplan.yaml.j2"):
         text = render(name, rails, rails[0])
         assert not re.search(r"[ \t]$", text, re.MULTILINE), name
