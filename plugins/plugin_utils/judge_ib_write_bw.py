@@ -15,6 +15,7 @@ than :data:`ABOVE_CAPACITY_TOLERANCE` (room for perftest's cycle-counter calibra
 
 from __future__ import annotations
 
+import math
 import typing as t
 
 from ansible_collections.gpufabric.cluster.plugins.plugin_utils import arguments
@@ -64,7 +65,7 @@ def judge_ib_write_bw(parsed: t.Any, line_rate_gbps: t.Any, min_fraction: t.Any 
     required = round(capacity * min_fraction, 2)
     ceiling = capacity * (1 + ABOVE_CAPACITY_TOLERANCE)
     best = parsed["best_average_gbps"]
-    if best is not None and (isinstance(best, bool) or not isinstance(best, (int, float))):
+    if best is not None and (isinstance(best, bool) or not isinstance(best, (int, float)) or not math.isfinite(best)):
         raise IbWriteBwJudgeError(f"best_average_gbps must be a number or null, got {best!r}")
     impossible = [row for row in parsed.get("rows") or [] if isinstance(row, dict)
                   and isinstance(row.get("bw_average_gbps"), (int, float)) and row["bw_average_gbps"] > ceiling]

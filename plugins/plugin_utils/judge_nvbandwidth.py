@@ -181,7 +181,7 @@ def judge_nvbandwidth(parsed: t.Any, nodes: t.Any, gpus_per_node: t.Any, gpu_mod
     unnamed_waived = [case for case in cases if case.get("name") is None and case.get("status") == "Waived"]
     selected = [case for case in cases if not testcases or case.get("name") in testcases]
     reasons: list[str] = []
-    absent = sorted(set(testcases or []) - {case.get("name") for case in cases})
+    absent = sorted(set(testcases or []) - {case.get("name") for case in cases if isinstance(case.get("name"), str)})
     if absent:
         hint = (f" ({len(unnamed_waived)} testcase(s) were waived, which nvbandwidth's text output does not name; "
                 "run it with -j to see which)") if unnamed_waived else ""

@@ -126,7 +126,8 @@ def test_bad_arguments_are_named(parsed, kwargs, message):
        st.one_of(st.none(), st.booleans(), st.sampled_from(["yes", "no", "false", "x", 2])),
        st.lists(st.fixed_dictionaries({"bytes": st.integers(0, 1 << 23),
                                        "bw_average_gbps": st.floats(0, 1000, allow_nan=False)}), max_size=3),
-       st.one_of(st.none(), st.floats(0, 1000, allow_nan=False), st.text(max_size=3)))
+       st.one_of(st.none(), st.floats(0, 1000, allow_nan=False), st.text(max_size=3),
+                 st.sampled_from([float("nan"), float("inf")])))
 def test_any_arguments_give_a_verdict_or_a_filter_error(rate, fraction, bidirectional, rows, best):
     parsed = {"test": "RDMA_Write BW Test", "bidirectional": False, "unit": "Gb/sec", "rows": rows,
               "best_average_gbps": best}
@@ -138,3 +139,9 @@ def test_any_arguments_give_a_verdict_or_a_filter_error(rate, fraction, bidirect
     assert verdict["status"] in ("pass", "fail") and (verdict["status"] == "pass") == (not verdict["reasons"])
     if verdict["status"] == "pass":
         assert all(row["bw_average_gbps"] <= verdict["capacity_gbps"] * 1.03 for row in rows)
+
+
+def test_a_best_average_that_is_not_a_number_is_never_a_pass(parsed):
+    with pytest.raises(AnsibleFilterError) as caught:
+        judge_ib_write_bw(dict(parsed, best_average_gbps=float("nan")), 100)
+    assert str(caught.value) == "judge_ib_write_bw: best_average_gbps must be a number or null, got nan"
