@@ -115,9 +115,12 @@ def dra_driver_prerequisites(hostvars: Mapping, hosts: t.Sequence[str], cluster:
     chosen = chosen_settings(settings, DEFAULTS, {}, "dra_driver_")
     if not isinstance(cluster, Mapping):
         raise ClusterRoleError(f"cluster must be a dict, got {type(cluster).__name__}")
-    for key, kind, check in (("nodes", "a list of mappings", lambda v: isinstance(v, list) and all(
-            isinstance(node, Mapping) for node in v)), ("apis", "a list", lambda v: isinstance(v, list)),
-                             ("gpu_operator", "a mapping", lambda v: isinstance(v, Mapping))):
+    shapes = {
+        "nodes": ("a list of mappings", lambda v: isinstance(v, list) and all(isinstance(n, Mapping) for n in v)),
+        "apis": ("a list", lambda v: isinstance(v, list)),
+        "gpu_operator": ("a mapping", lambda v: isinstance(v, Mapping)),
+    }
+    for key, (kind, check) in shapes.items():
         if cluster.get(key) is not None and not check(cluster[key]):
             raise ClusterRoleError(f"cluster.{key} must be {kind}, got {type(cluster[key]).__name__}")
     operator = dict(cluster.get("gpu_operator") or {})

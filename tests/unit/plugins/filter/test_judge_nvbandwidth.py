@@ -203,8 +203,8 @@ _PARSED = st.fixed_dictionaries({"testcases": st.lists(st.fixed_dictionaries({
 
 
 @settings(max_examples=150, deadline=None)
-@given(_PARSED, st.integers(min_value=-1, max_value=3), st.one_of(st.none(), st.lists(st.sampled_from(["a", "b"]),
-                                                                                       max_size=3)),
+@given(_PARSED, st.integers(min_value=-1, max_value=3),
+       st.one_of(st.none(), st.lists(st.sampled_from(["a", "b"]), max_size=3)),
        st.one_of(st.none(), st.floats(), st.integers(), st.text(max_size=3)))
 def test_any_parsed_result_gives_a_verdict_or_a_filter_error(parsed, gpus, testcases, threshold):
     try:
