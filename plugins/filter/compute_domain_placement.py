@@ -12,15 +12,16 @@ import typing as t
 
 from ansible.errors import AnsibleFilterError
 
+from ansible_collections.gpufabric.cluster.plugins.plugin_utils import arguments
 from ansible_collections.gpufabric.cluster.plugins.plugin_utils import compute_domain_placement as _logic
 
 
-def compute_domain_placement(nodes_info: t.Any, nodes: int, gpus_per_node: int, clique: str | None = None,
-                             node_names: list[str] | None = None) -> dict:
+def compute_domain_placement(nodes_info: t.Any, nodes: t.Any, gpus_per_node: t.Any, clique: t.Any = None,
+                             node_names: t.Any = None) -> dict:
     """See the filter documentation."""
     try:
         return _logic.compute_domain_placement(nodes_info, nodes, gpus_per_node, clique, node_names)
-    except _logic.PlacementError as exc:
+    except (arguments.ArgumentError, _logic.PlacementError) as exc:
         raise AnsibleFilterError(f"compute_domain_placement: {exc}") from None
 
 

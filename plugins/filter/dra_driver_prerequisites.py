@@ -24,7 +24,7 @@ def dra_driver_prerequisites(hostvars: Mapping, hosts: t.Sequence[str], cluster:
     try:
         return _logic.dra_driver_prerequisites(hostvars, hosts, cluster, settings)
     except ClusterRoleError as exc:
-        raise AnsibleFilterError(f"dra_driver: {exc}") from None
+        raise AnsibleFilterError(f"dra_driver_prerequisites: {exc}") from None
 
 
 class FilterModule:

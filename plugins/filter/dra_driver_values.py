@@ -22,7 +22,7 @@ def dra_driver_values(gpu_operator: Mapping | None, settings: Mapping | None = N
     try:
         return _logic.dra_driver_values(gpu_operator, settings)
     except ClusterRoleError as exc:
-        raise AnsibleFilterError(f"dra_driver: {exc}") from None
+        raise AnsibleFilterError(f"dra_driver_values: {exc}") from None
 
 
 class FilterModule:

@@ -22,7 +22,7 @@ def gpu_operator_values(hostvars: Mapping, hosts: t.Sequence[str], settings: Map
     try:
         return gpu_operator.gpu_operator_values(hostvars, hosts, settings)
     except ClusterRoleError as exc:
-        raise AnsibleFilterError(f"gpu_operator: {exc}") from None
+        raise AnsibleFilterError(f"gpu_operator_values: {exc}") from None
 
 
 class FilterModule:

@@ -12,15 +12,16 @@ import typing as t
 
 from ansible.errors import AnsibleFilterError
 
+from ansible_collections.gpufabric.cluster.plugins.plugin_utils import arguments
 from ansible_collections.gpufabric.cluster.plugins.plugin_utils import judge_ib_write_bw as _logic
 
 
-def judge_ib_write_bw(parsed: t.Any, line_rate_gbps: t.Any, min_fraction: float = _logic.DEFAULT_MIN_FRACTION,
-                      port: str | None = None) -> dict:
+def judge_ib_write_bw(parsed: t.Any, line_rate_gbps: t.Any, min_fraction: t.Any = _logic.DEFAULT_MIN_FRACTION,
+                      port: t.Any = None, bidirectional: t.Any = None) -> dict:
     """See the filter documentation."""
     try:
-        return _logic.judge_ib_write_bw(parsed, line_rate_gbps, min_fraction, port)
-    except _logic.IbWriteBwJudgeError as exc:
+        return _logic.judge_ib_write_bw(parsed, line_rate_gbps, min_fraction, port, bidirectional)
+    except (arguments.ArgumentError, _logic.IbWriteBwJudgeError) as exc:
         raise AnsibleFilterError(f"judge_ib_write_bw: {exc}") from None
 
 

@@ -12,17 +12,18 @@ import typing as t
 
 from ansible.errors import AnsibleFilterError
 
+from ansible_collections.gpufabric.cluster.plugins.plugin_utils import arguments
 from ansible_collections.gpufabric.cluster.plugins.plugin_utils import judge_nvbandwidth as _logic
 
 
-def judge_nvbandwidth(parsed: t.Any, nodes: int, gpus_per_node: int, gpu_model: str | None = None,
-                      threshold_gbps: float | None = None, testcases: list[str] | None = None,
-                      peak_fraction: float = _logic.DEFAULT_PEAK_FRACTION) -> dict:
+def judge_nvbandwidth(parsed: t.Any, nodes: t.Any, gpus_per_node: t.Any, gpu_model: t.Any = None,
+                      threshold_gbps: t.Any = None, testcases: t.Any = None,
+                      peak_fraction: t.Any = _logic.DEFAULT_PEAK_FRACTION) -> dict:
     """See the filter documentation."""
     try:
         return _logic.judge_nvbandwidth(parsed, nodes, gpus_per_node, gpu_model, threshold_gbps, testcases,
                                         peak_fraction)
-    except _logic.NvbandwidthJudgeError as exc:
+    except (arguments.ArgumentError, _logic.NvbandwidthJudgeError) as exc:
         raise AnsibleFilterError(f"judge_nvbandwidth: {exc}") from None
 
 

@@ -14,20 +14,29 @@ from collections.abc import Mapping
 
 from ansible.errors import AnsibleFilterError
 
+from ansible_collections.gpufabric.cluster.plugins.plugin_utils import arguments
 from ansible_collections.gpufabric.cluster.plugins.plugin_utils import rdma_test_plan as plan
 
 
-def rdma_test_nodes(tests: t.Any, results: t.Any, resource: str) -> dict[str, list[str]]:
+def rdma_test_nodes(tests: t.Any, results: t.Any, resource: t.Any) -> dict[str, list[str]]:
     """Return ``{not_ready, short}`` for the nodes of ``tests``; see the filter documentation."""
     if not isinstance(tests, list) or not isinstance(results, list):
         raise AnsibleFilterError("rdma_test_nodes: expected the plan of rdma_test_plan and the k8s_info results")
+    try:
+        resource = arguments.text("resource", resource)
+    except arguments.ArgumentError as exc:
+        raise AnsibleFilterError(f"rdma_test_nodes: {exc}") from None
+    if not all(isinstance(test, Mapping) and all(isinstance(test.get(side), Mapping) and isinstance(
+            test[side].get("node"), str) for side in ("server", "client")) for test in tests):
+        raise AnsibleFilterError("rdma_test_nodes: _input must be the plan of rdma_test_plan (tests with a server "
+                                 "and a client node)")
     nodes = {}
     for result in results:
         if not isinstance(result, Mapping) or "item" not in result:
             raise AnsibleFilterError("rdma_test_nodes: each result must be a looped k8s_info result with its item")
         found = result.get("resources") or []
         nodes[str(result["item"])] = found[0] if found else None
-    return plan.test_nodes(tests, nodes, str(resource))
+    return plan.test_nodes(tests, nodes, resource)
 
 
 class FilterModule:

@@ -9,7 +9,6 @@ A thin wrapper over :func:`...plugin_utils.rdma_test_plan.rdma_test_plan`.
 from __future__ import annotations
 
 import typing as t
-from collections.abc import Mapping
 
 from ansible.errors import AnsibleFilterError
 
@@ -17,7 +16,7 @@ from ansible_collections.gpufabric.cluster.plugins.plugin_utils import rdma_test
 
 
 def rdma_test_plan(hostvars: t.Any, pairs: t.Any, rails: t.Any, memory: t.Any = ("host", "cuda"),
-                   node_hosts: Mapping | None = None) -> list[dict]:
+                   node_hosts: t.Any = None) -> list[dict]:
     """One test per node pair, rail and memory mode; see the filter documentation."""
     try:
         return plan.rdma_test_plan(hostvars, pairs, rails, memory, node_hosts)

@@ -12,15 +12,15 @@ import typing as t
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.gpufabric.cluster.plugins.plugin_utils import report_html
+from ansible_collections.gpufabric.cluster.plugins.plugin_utils import arguments, report_html
 from ansible_collections.gpufabric.cluster.plugins.plugin_utils.report_markdown import ReportError
 
 
-def validation_report_html(results: t.Any, title: str = "gpufabric.cluster validation") -> str:
+def validation_report_html(results: t.Any, title: t.Any = "gpufabric.cluster validation") -> str:
     """One HTML document, no external asset; see the filter documentation."""
     try:
-        return report_html.validation_report_html(results, title)
-    except ReportError as exc:
+        return report_html.validation_report_html(results, arguments.text("title", title))
+    except (arguments.ArgumentError, ReportError) as exc:
         raise AnsibleFilterError(f"validation_report_html: {exc}") from None
 
 

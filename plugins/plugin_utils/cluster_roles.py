@@ -13,6 +13,8 @@ import re
 import typing as t
 from collections.abc import Mapping
 
+from ansible_collections.gpufabric.cluster.plugins.plugin_utils import arguments
+
 # Where NVIDIA's charts take their images from; an image registry override replaces this prefix.
 NVIDIA_REGISTRY = "nvcr.io/nvidia"
 
@@ -23,12 +25,16 @@ class ClusterRoleError(ValueError):
 
 def host_facts(hostvars: Mapping, hosts: t.Sequence[str], variable: str) -> dict[str, dict]:
     """Return ``{host: ansible_facts['gpufabric']}`` for ``hosts``; raise naming the hosts without facts."""
+    if not isinstance(hostvars, Mapping):
+        raise ClusterRoleError(f"_input must be hostvars (a mapping of hosts), got {type(hostvars).__name__}")
     if isinstance(hosts, str) or not isinstance(hosts, (list, tuple)):
         raise ClusterRoleError(f"{variable} must be a list of inventory host names, got {type(hosts).__name__}")
     found: dict[str, dict] = {}
     missing: list[str] = []
     for host in hosts:
-        facts = ((hostvars.get(host) or {}).get("ansible_facts") or {}).get("gpufabric")
+        host_vars = hostvars.get(host) if isinstance(host, str) else None
+        ansible_facts = host_vars.get("ansible_facts") if isinstance(host_vars, Mapping) else None
+        facts = ansible_facts.get("gpufabric") if isinstance(ansible_facts, Mapping) else None
         if not isinstance(facts, Mapping):
             missing.append(str(host))
         else:
@@ -74,13 +80,27 @@ def chosen_settings(
     """``defaults`` updated with the non-null ``settings``; unknown keys and values outside ``choices`` refused.
 
     ``prefix`` turns a key into the role variable it comes from (``gpu_operator_`` + ``driver``); with
-    ``keep_none`` a null setting replaces its default too.
+    ``keep_none`` a null setting replaces its default too. A setting whose default is a boolean goes through
+    Ansible's boolean conversion (``"false"``, ``"no"``, ``0`` are false; anything else not a boolean is
+    refused); a setting whose default is a string cannot be a list or a mapping.
     """
+    if settings is not None and not isinstance(settings, Mapping):
+        raise ClusterRoleError(f"settings must be a mapping of {prefix}* settings, got {type(settings).__name__}")
     chosen = dict(defaults)
-    unknown = sorted(set(settings or {}) - set(defaults))
+    unknown = sorted(str(key) for key in set(settings or {}) - set(defaults))
     if unknown:
         raise ClusterRoleError(f"unknown setting(s) {', '.join(unknown)}; known: {', '.join(defaults)}")
     chosen.update({key: value for key, value in (settings or {}).items() if keep_none or value is not None})
+    for key, default in defaults.items():
+        if chosen[key] is None or chosen[key] is default:
+            continue
+        if isinstance(default, bool):
+            try:
+                chosen[key] = arguments.boolean(f"{prefix}{key}", chosen[key])
+            except arguments.ArgumentError as exc:
+                raise ClusterRoleError(str(exc)) from None
+        elif isinstance(default, str) and isinstance(chosen[key], (Mapping, list, tuple)):
+            raise ClusterRoleError(f"{prefix}{key} must be a string, got {type(chosen[key]).__name__}")
     for key, allowed in choices.items():
         if chosen[key] not in allowed:
             raise ClusterRoleError(f"{prefix}{key} must be one of {', '.join(allowed)}, got {chosen[key]!r}")

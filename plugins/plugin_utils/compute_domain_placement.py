@@ -9,7 +9,9 @@ The logic of the ``gpufabric.cluster.compute_domain_placement`` filter; errors a
 from __future__ import annotations
 
 import typing as t
+from collections.abc import Mapping
 
+from ansible_collections.gpufabric.cluster.plugins.plugin_utils import arguments
 from ansible_collections.gpufabric.cluster.plugins.plugin_utils.k8s_nodes import GPU_RESOURCE, allocatable, node_ready
 
 
@@ -38,15 +40,21 @@ def compute_domain_placement(nodes_info: t.Any, nodes: int, gpus_per_node: int, 
     """
     nodes = _positive("nodes", nodes)
     gpus_per_node = _positive("gpus_per_node", gpus_per_node)
-    if not isinstance(nodes_info, list):
+    clique = arguments.optional(arguments.text, "clique", clique)
+    if node_names is not None:
+        node_names = arguments.sequence("node_names", node_names)
+        if not all(isinstance(name, str) and name for name in node_names):
+            raise PlacementError(f"node_names must be a list of node names, got {node_names!r}")
+    if not isinstance(nodes_info, list) or not all(isinstance(node, Mapping) for node in nodes_info):
         raise PlacementError("expected the resources list of k8s_info for Nodes")
     candidates: dict[str, list[str]] = {}
     models: dict[str, str] = {}
     too_small: list[str] = []
     by_name = {}
     for node in nodes_info:
-        metadata = node.get("metadata") or {}
-        name, labels = metadata.get("name"), metadata.get("labels") or {}
+        metadata = node.get("metadata") if isinstance(node.get("metadata"), Mapping) else {}
+        name = metadata.get("name")
+        labels = metadata.get("labels") if isinstance(metadata.get("labels"), Mapping) else {}
         by_name[name] = (labels.get(CLIQUE_LABEL), allocatable(node, GPU_RESOURCE), node_ready(node))
         if not labels.get(CLIQUE_LABEL) or not node_ready(node) or (node_names and name not in node_names):
             continue

@@ -16,6 +16,7 @@ from __future__ import annotations
 import typing as t
 from collections.abc import Mapping
 
+from ansible_collections.gpufabric.cluster.plugins.plugin_utils import arguments
 from ansible_collections.gpufabric.cluster.plugins.plugin_utils.cluster_roles import (
     ClusterRoleError,
     chosen_settings,
@@ -114,8 +115,23 @@ def dra_driver_prerequisites(hostvars: Mapping, hosts: t.Sequence[str], cluster:
     chosen = chosen_settings(settings, DEFAULTS, {}, "dra_driver_")
     if not isinstance(cluster, Mapping):
         raise ClusterRoleError(f"cluster must be a dict, got {type(cluster).__name__}")
+    shapes = {
+        "nodes": ("a list of mappings", lambda v: isinstance(v, list) and all(isinstance(n, Mapping) for n in v)),
+        "apis": ("a list", lambda v: isinstance(v, list)),
+        "gpu_operator": ("a mapping", lambda v: isinstance(v, Mapping)),
+    }
+    for key, (kind, check) in shapes.items():
+        if cluster.get(key) is not None and not check(cluster[key]):
+            raise ClusterRoleError(f"cluster.{key} must be {kind}, got {type(cluster[key]).__name__}")
+    operator = dict(cluster.get("gpu_operator") or {})
+    if operator.get("driver_enabled") is not None:
+        try:
+            operator["driver_enabled"] = arguments.boolean("cluster.gpu_operator.driver_enabled",
+                                                           operator["driver_enabled"])
+        except arguments.ArgumentError as exc:
+            raise ClusterRoleError(str(exc)) from None
     facts = host_facts(hostvars, hosts, "dra_driver_hosts")
-    checks = [_kubernetes(cluster, chosen), _driver(facts, cluster.get("gpu_operator") or {}, chosen)]
+    checks = [_kubernetes(cluster, chosen), _driver(facts, operator, chosen)]
     if chosen["compute_domains"]:
         checks += [_imex(facts), _cliques(hostvars, facts, cluster, chosen)]
     problems = [check["message"] for check in checks if check["status"] == "fail"]

@@ -15,6 +15,7 @@ from __future__ import annotations
 import typing as t
 from collections.abc import Mapping
 
+from ansible_collections.gpufabric.cluster.plugins.plugin_utils import arguments
 from ansible_collections.gpufabric.cluster.plugins.plugin_utils.cluster_roles import (
     ClusterRoleError,
     chosen_settings,
@@ -35,8 +36,17 @@ REPOSITORY = "nvcr.io/nvidia/k8s-dra-driver-gpu"
 
 def dra_driver_values(gpu_operator: Mapping | None, settings: Mapping | None = None) -> dict:
     """Return ``{values, decisions}``; see the filter documentation."""
+    if gpu_operator is not None and not isinstance(gpu_operator, Mapping):
+        raise ClusterRoleError(f"_input must be the GPU Operator's settings (a mapping) or null, got "
+                               f"{type(gpu_operator).__name__}")
     operator = dict(gpu_operator or {})
     chosen = chosen_settings(settings, DEFAULTS, {}, "dra_driver_")
+    for key in ("device_plugin", "driver_enabled"):
+        try:
+            operator[key] = arguments.boolean(f"_input.{key}", operator[key]) if operator.get(key) is not None \
+                else False
+        except arguments.ArgumentError as exc:
+            raise ClusterRoleError(str(exc)) from None
     if chosen["gpus"] not in ("auto", "enabled", "disabled"):
         raise ClusterRoleError(f"dra_driver_gpus must be auto, enabled or disabled, got {chosen['gpus']!r}")
     device_plugin = bool(operator.get("device_plugin"))

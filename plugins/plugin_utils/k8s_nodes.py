@@ -11,15 +11,23 @@ from collections.abc import Mapping
 GPU_RESOURCE = "nvidia.com/gpu"
 
 
+def _status(node: t.Any) -> Mapping:
+    status = node.get("status") if isinstance(node, Mapping) else None
+    return status if isinstance(status, Mapping) else {}
+
+
 def node_ready(node: Mapping) -> bool:
     """Whether the Node's ``Ready`` condition is ``True``."""
-    conditions = (node.get("status") or {}).get("conditions") or []
-    return any(item.get("type") == "Ready" and item.get("status") == "True" for item in conditions)
+    conditions = _status(node).get("conditions")
+    return isinstance(conditions, list) and any(
+        isinstance(item, Mapping) and item.get("type") == "Ready" and item.get("status") == "True"
+        for item in conditions)
 
 
 def allocatable(node: Mapping, resource: str) -> int:
     """How many of ``resource`` the Node can allocate (0 when absent or not a count)."""
-    value: t.Any = ((node.get("status") or {}).get("allocatable") or {}).get(resource) or "0"
+    found = _status(node).get("allocatable")
+    value: t.Any = (found.get(resource) if isinstance(found, Mapping) else None) or "0"
     try:
         return int(str(value))
     except ValueError:

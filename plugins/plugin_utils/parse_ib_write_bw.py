@@ -24,6 +24,7 @@ _DASHES_RE = re.compile(r"^-{20,}$")
 _PAIR_RE = re.compile(r"(?P<key>[A-Za-z][^:]*?)\s*:\s*(?P<value>\S(?:.*?\S)?)(?=\s{2,}[A-Za-z][^:]*?\s*:|\s*$)")
 _COLUMN_RE = re.compile(r"#\w+|BW peak\[[^\]]+\]|BW average\[[^\]]+\]|MsgRate\[[^\]]+\]")
 _NUMBER_RE = re.compile(r"^-?\d+(?:\.\d+)?$")
+_INTEGER_COLUMNS = ("bytes", "iterations", "sl")
 
 
 def _column_key(label: str) -> str:
@@ -49,10 +50,12 @@ def _unit_of(columns: list[str]) -> str:
 def parse_ib_write_bw(output: t.Any) -> dict:
     """Parse perftest bandwidth output.
 
-    Returns ``test`` (the banner, e.g. ``RDMA_Write BW Test``), ``settings`` (the header's key/value pairs),
-    ``unit`` (as printed), ``rows`` (``bytes``, ``iterations``, ``bw_peak_gbps`` (``None`` when not measured),
-    ``bw_average_gbps``, ``msg_rate_mpps``, and ``sl`` when QoS is shown) and ``best_average_gbps``: the best
-    average over messages of at least 64 KiB (``None`` when no row is that large).
+    Returns ``test`` (the banner, e.g. ``RDMA_Write BW Test``), ``bidirectional`` (the banner says
+    ``Bidirectional``: a ``-b`` run, whose figures are the sum of both directions), ``settings`` (the header's
+    key/value pairs), ``unit`` (as printed), ``rows`` (``bytes``, ``iterations``, ``bw_peak_gbps`` (``None``
+    when not measured), ``bw_average_gbps``, ``msg_rate_mpps``, and ``sl`` when QoS is shown) and
+    ``best_average_gbps``: the best average over messages of at least 64 KiB (``None`` when no row is that
+    large). Rows whose byte count, iteration count or service level is not a whole number are not perftest's.
     """
     if isinstance(output, (list, tuple)):
         output = "\n".join(str(line) for line in output)
@@ -90,6 +93,8 @@ def parse_ib_write_bw(output: t.Any) -> dict:
         if len(cells) != len(columns) or not all(_NUMBER_RE.match(cell) for cell in cells):
             continue
         values = {_column_key(label): cell for label, cell in zip(columns, cells, strict=True)}
+        if not all(values.get(key, "0").isdigit() for key in _INTEGER_COLUMNS) or "average" not in values:
+            continue
         rows.append(values)
     if not columns:
         raise IbWriteBwParseError("no '#bytes ...' bandwidth table found in the output")
@@ -108,5 +113,6 @@ def parse_ib_write_bw(output: t.Any) -> dict:
     if not parsed_rows:
         raise IbWriteBwParseError("the bandwidth table has no rows (did the test fail?)")
     large = [row["bw_average_gbps"] for row in parsed_rows if row["bytes"] >= LARGE_MESSAGE_BYTES]
-    return {"test": test, "settings": settings, "unit": unit, "rows": parsed_rows,
+    return {"test": test, "bidirectional": bool(test and "Bidirectional" in test.split()),
+            "settings": settings, "unit": unit, "rows": parsed_rows,
             "best_average_gbps": max(large) if large else None}

@@ -4,13 +4,35 @@
 """Parse nvbandwidth output (text or ``-j`` JSON), with or without MPI launcher noise around it.
 
 The logic of the ``gpufabric.cluster.parse_nvbandwidth`` filter; errors are :class:`NvbandwidthParseError`.
+
+How nvbandwidth (v0.5 to v0.8) prints a testcase, from its ``nvbandwidth.cpp`` and ``output.cpp``:
+
+- a testcase it runs opens with ``Running <name>.``; each matrix it measures follows as a description line
+  (``... bandwidth (GB/s)``, or ``(ns)`` for the latency testcases), a line of column labels, one line per row,
+  a blank line and ``SUM <key> <sum>`` (``&&&& PERF <key> <sum><unit>`` with ``--perfFormatter``). A
+  bidirectional device-to-device testcase prints three matrices, keyed ``<name>_read1``/``<name>_read2``/
+  ``<name>_total`` (``_write1``/``_write2``/``_total`` for the write testcases), each with its own SUM line;
+- a testcase whose prerequisites are missing is not run: nvbandwidth prints ``Waived: `` in place of the
+  ``Running`` line, without its name (v0.4 and older printed ``Waiving <name>.``). Such a testcase is kept as
+  ``Waived`` with ``name`` ``None``; it never inherits the matrix of the testcase before it;
+- a testcase name that nvbandwidth does not know prints ``ERROR: Testcase <name> not found!``;
+- an error while running prints ``Error: <message>`` after the ``Running`` line.
+
+In ``-j`` JSON a waived testcase is named; the matrices of a bidirectional testcase are appended to one
+``bandwidth_matrix`` (3 x N rows of N cells) and ``sum``/``bandwidth_description`` are those of the last (total)
+matrix; they are split here into the same three matrices the text output shows.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import re
 import typing as t
+from collections.abc import Mapping
+
+STATUSES = ("Passed", "Waived", "Not Found", "Error")
+_BIDIRECTIONAL_KEYS = {"read": ("read1", "read2", "total"), "write": ("write1", "write2", "total")}
 
 
 class NvbandwidthParseError(ValueError):
@@ -18,9 +40,13 @@ class NvbandwidthParseError(ValueError):
 
 
 _RUNNING_RE = re.compile(r"^Running (?P<name>\S+?)\.?\s*$")
-_OUTCOME_RE = re.compile(r"^(?P<status>Waived|Not Found|Error):\s*(?P<message>.*)$")
-_SUM_RE = re.compile(r"^SUM (?P<name>\S+) (?P<value>[-+0-9.eE]+)\s*$")
-_PERF_RE = re.compile(r"^&&&& PERF (?P<name>\S+) (?P<value>[-+0-9.eE]+)")
+_WAIVING_RE = re.compile(r"^Waiving (?P<name>\S+?)\.?\s*$")
+_WAIVED_RE = re.compile(r"^Waived:\s*(?P<message>.*)$")
+_NOT_FOUND_RE = re.compile(r"^ERROR:\s*(?P<message>Testcase (?:index )?(?P<name>\S+) (?:not found!|out of bound!).*)$")
+_OUTCOME_RE = re.compile(r"^(?P<status>Not Found|Error):\s*(?P<message>.*)$")
+_SUM_RE = re.compile(r"^SUM (?P<key>\S+) (?P<value>[-+0-9.eE]+)\s*$")
+_PERF_RE = re.compile(r"^&&&& PERF (?P<key>\S+) (?P<value>[-+]?[0-9.]+(?:[eE][-+]?\d+)?)")
+_DESCRIPTION_RE = re.compile(r"^(?=.*[A-Za-z]).*\((?P<unit>GB/s|ns)\)$")
 _HEADER_FIELDS = {
     "version": re.compile(r"^nvbandwidth Version:\s*(?P<value>\S+)"),
     "git_version": re.compile(r"^Built from Git version:\s*(?P<value>\S+)"),
@@ -34,15 +60,16 @@ _COLUMNS_RE = re.compile(r"^\s+\d+(?:\s+\d+)*\s*$")
 
 
 def _number(cell: t.Any) -> float | None:
-    if cell is None:
+    if cell is None or isinstance(cell, bool):
         return None
     text = str(cell).strip()
     if text in ("", "N/A"):
         return None
     try:
-        return float(text)
+        value = float(text)
     except ValueError:
         return None
+    return value if math.isfinite(value) else None
 
 
 def _statistics(matrix: list[list[float | None]]) -> dict:
@@ -63,6 +90,37 @@ def _statistics(matrix: list[list[float | None]]) -> dict:
     return stats
 
 
+def _matrix_entry(key: str | None, description: str | None, matrix: list, reported_sum: float | None) -> dict:
+    unit = None
+    if description:
+        match = _DESCRIPTION_RE.match(description)
+        unit = match.group("unit") if match else None
+    entry = {"key": key, "description": description, "unit": unit, "matrix": matrix}
+    entry.update(_statistics(matrix))
+    if reported_sum is not None:
+        entry["sum"] = reported_sum
+    return entry
+
+
+def _testcase(name: str | None, status: str | None, message: str | None = None) -> dict:
+    return {"name": name, "status": status, "description": None, "unit": None, "matrix": [], "message": message,
+            "sum": None, "min": None, "max": None, "average": None, "off_diagonal": None, "matrices": []}
+
+
+def _primary(testcase: dict) -> dict:
+    """Copy the last matrix (the total of a bidirectional testcase) to the testcase's own fields."""
+    if testcase["matrices"]:
+        last = testcase["matrices"][-1]
+        for key in ("description", "unit", "matrix", "sum", "min", "max", "average", "off_diagonal"):
+            testcase[key] = last[key]
+    if testcase["status"] is None:
+        if any(entry["matrix"] for entry in testcase["matrices"]):
+            testcase["status"] = "Passed"
+        else:
+            testcase["status"], testcase["message"] = "Error", "no bandwidth matrix in the output"
+    return testcase
+
+
 def _find_json(text: str) -> dict | None:
     decoder = json.JSONDecoder()
     for match in re.finditer(r"\{", text):
@@ -71,90 +129,161 @@ def _find_json(text: str) -> dict | None:
         except ValueError:
             continue
         if isinstance(document, dict) and "nvbandwidth" in document:
+            if not isinstance(document["nvbandwidth"], dict):
+                raise NvbandwidthParseError("the JSON document's 'nvbandwidth' must be a mapping, got "
+                                            f"{type(document['nvbandwidth']).__name__}")
             return document["nvbandwidth"]
     return None
 
 
-def _from_json(document: dict) -> dict:
+def _json_text(case: Mapping, key: str) -> str | None:
+    value = case.get(key)
+    return str(value) if isinstance(value, (str, int, float)) and not isinstance(value, bool) else None
+
+
+def _json_matrices(name: str | None, case: Mapping) -> list[dict]:
+    rows = case.get("bandwidth_matrix") or []
+    if not isinstance(rows, list) or not all(isinstance(row, list) for row in rows):
+        raise NvbandwidthParseError(f"testcase {name}: bandwidth_matrix must be a list of rows")
+    matrix = [[_number(cell) for cell in row] for row in rows]
+    if not matrix:
+        return []
+    description = _json_text(case, "bandwidth_description")
+    columns = len(matrix[0])
+    direction = next((word for word in _BIDIRECTIONAL_KEYS if name and word in name), None)
+    if name and "bidirectional" in name and direction and columns and len(matrix) == 3 * columns:
+        parts = [matrix[index * columns:(index + 1) * columns] for index in range(3)]
+        return [_matrix_entry(f"{name}_{suffix}", description if suffix == "total" else None, part,
+                              _number(case.get("sum")) if suffix == "total" else None)
+                for suffix, part in zip(_BIDIRECTIONAL_KEYS[direction], parts, strict=True)]
+    entry = _matrix_entry(name, description, matrix, _number(case.get("sum")))
+    for key in ("min", "max", "average"):
+        reported = _number(case.get(key))
+        if reported is not None:
+            entry[key] = reported
+    return [entry]
+
+
+def _from_json(document: Mapping) -> dict:
+    cases = document.get("testcases") or []
+    if not isinstance(cases, list) or not all(isinstance(case, Mapping) for case in cases):
+        raise NvbandwidthParseError("the JSON document's 'testcases' must be a list of mappings")
     testcases = []
-    for case in document.get("testcases") or []:
-        matrix = [[_number(cell) for cell in row] for row in case.get("bandwidth_matrix") or []]
-        entry = {"name": case.get("name"), "status": case.get("status"),
-                 "description": case.get("bandwidth_description"), "matrix": matrix,
-                 "message": case.get("error") or case.get("message")}
-        entry.update(_statistics(matrix))
-        for key in ("sum", "min", "max", "average"):
-            reported = _number(case.get(key))
-            if reported is not None:
-                entry[key] = reported
-        testcases.append(entry)
-    return {"format": "json", "version": document.get("version"), "git_version": document.get("git_version"),
-            "cuda_runtime_version": document.get("CUDA Runtime Version"),
-            "driver_version": document.get("Driver Version"), "testcases": testcases}
+    for case in cases:
+        name = _json_text(case, "name")
+        status = _json_text(case, "status")
+        message = _json_text(case, "error") or _json_text(case, "message")
+        if status == "ERROR":  # nvbandwidth's status for a testcase name it does not know
+            status = "Not Found"
+        elif status == "Running":
+            status, message = "Error", message or "the testcase did not finish (status Running)"
+        elif status not in STATUSES:
+            status, message = "Error", f"unknown testcase status {status!r}"
+        entry = _testcase(name, status, message)
+        entry["matrices"] = _json_matrices(name, case) if status == "Passed" else []
+        testcases.append(_primary(entry))
+    return {"format": "json", "version": _json_text(document, "version"),
+            "git_version": _json_text(document, "git_version"),
+            "cuda_runtime_version": _json_text(document, "CUDA Runtime Version"),
+            "cuda_driver_version": _json_text(document, "CUDA Driver Version"),
+            "driver_version": _json_text(document, "Driver Version"), "testcases": testcases}
+
+
+class _TextParser:
+    """The text output, line by line: the testcase being read and the matrix being read within it."""
+
+    def __init__(self) -> None:
+        self.result: dict[str, t.Any] = {"format": "text", "version": None, "git_version": None,
+                                         "cuda_runtime_version": None, "cuda_driver_version": None,
+                                         "driver_version": None, "testcases": []}
+        self.current: dict | None = None
+        self.block: dict | None = None  # {description, rows}
+
+    def close_block(self, key: str | None = None, reported_sum: float | None = None) -> None:
+        if self.block is not None and self.current is not None and (self.block["rows"] or key):
+            self.current["matrices"].append(_matrix_entry(key, self.block["description"], self.block["rows"],
+                                                          reported_sum))
+        self.block = None
+
+    def finish(self) -> None:
+        self.close_block()
+        if self.current is not None:
+            self.result["testcases"].append(_primary(self.current))
+        self.current = None
+
+    def add(self, entry: dict) -> None:
+        self.finish()
+        self.result["testcases"].append(_primary(entry))
+
+    def line(self, raw: str) -> None:
+        line = raw.rstrip()
+        stripped = line.strip()
+        if self.current is None and not self.result["testcases"]:
+            for key, pattern in _HEADER_FIELDS.items():
+                match = pattern.match(stripped)
+                if match and self.result[key] is None:
+                    self.result[key] = match.group("value")
+        running = _RUNNING_RE.match(stripped)
+        if running:
+            self.finish()
+            self.current = _testcase(running.group("name"), None)
+            return
+        waived = _WAIVED_RE.match(stripped)
+        if waived:
+            self.add(_testcase(None, "Waived", waived.group("message").strip() or None))
+            return
+        waiving = _WAIVING_RE.match(stripped)
+        if waiving:
+            self.add(_testcase(waiving.group("name"), "Waived"))
+            return
+        not_found = _NOT_FOUND_RE.match(stripped)
+        if not_found:
+            self.add(_testcase(not_found.group("name"), "Not Found", not_found.group("message")))
+            return
+        if self.current is None:
+            return
+        self.in_testcase(line, stripped)
+
+    def in_testcase(self, line: str, stripped: str) -> None:
+        current = t.cast(dict, self.current)
+        outcome = _OUTCOME_RE.match(stripped)
+        if outcome:
+            self.close_block()
+            current["status"], current["message"] = outcome.group("status"), outcome.group("message")
+            return
+        total = _SUM_RE.match(stripped) or _PERF_RE.match(stripped)
+        if total and total.group("key").startswith(current["name"]):
+            self.close_block(total.group("key"), _number(total.group("value")))
+            return
+        if _DESCRIPTION_RE.match(stripped):
+            self.close_block()
+            self.block = {"description": stripped, "rows": []}
+            return
+        if self.block is None:
+            return
+        if not self.block["rows"] and _COLUMNS_RE.match(line):
+            return
+        row = _ROW_RE.match(line)
+        if row:
+            self.block["rows"].append([_number(cell) for cell in row.group(2).split()])
 
 
 def _from_text(lines: list[str]) -> dict:
-    result: dict[str, t.Any] = {"format": "text", "version": None, "git_version": None,
-                                "cuda_runtime_version": None, "cuda_driver_version": None, "driver_version": None,
-                                "testcases": []}
-    current: dict[str, t.Any] | None = None
-
-    def finish() -> None:
-        if current is None:
-            return
-        reported_sum = current.pop("_sum")
-        current.update(_statistics(current["matrix"]))
-        if reported_sum is not None:
-            current["sum"] = reported_sum
-        if current["status"] is None:
-            current["status"] = "Passed" if current["matrix"] else "Error"
-            if not current["matrix"]:
-                current["message"] = "no bandwidth matrix in the output"
-        result["testcases"].append(current)
-
+    parser = _TextParser()
     for raw in lines:
-        line = raw.rstrip()
-        stripped = line.strip()
-        if current is None:
-            for key, pattern in _HEADER_FIELDS.items():
-                match = pattern.match(stripped)
-                if match and result[key] is None:
-                    result[key] = match.group("value")
-        running = _RUNNING_RE.match(stripped)
-        if running:
-            finish()
-            current = {"name": running.group("name"), "status": None, "description": None, "matrix": [],
-                       "message": None, "_sum": None}
-            continue
-        if current is None:
-            continue
-        outcome = _OUTCOME_RE.match(stripped)
-        if outcome:
-            current["status"] = outcome.group("status")
-            current["message"] = outcome.group("message")
-            continue
-        total = _SUM_RE.match(stripped) or _PERF_RE.match(stripped)
-        if total and total.group("name") == current["name"]:
-            current["_sum"] = float(total.group("value"))
-            continue
-        if current["description"] is None and "bandwidth" in stripped.lower() and "(" in stripped:
-            current["description"] = stripped
-            continue
-        if current["description"] is not None and _COLUMNS_RE.match(line):
-            continue
-        row = _ROW_RE.match(line)
-        if row and current["description"] is not None:
-            current["matrix"].append([_number(cell) for cell in row.group(2).split()])
-    finish()
-    return result
+        parser.line(raw)
+    parser.finish()
+    return parser.result
 
 
 def parse_nvbandwidth(output: t.Any) -> dict:
     """Parse nvbandwidth's text or ``-j`` JSON output into versions and testcases.
 
-    Each testcase: ``name``, ``status`` (Passed, Waived, Not Found, Error), ``description``, ``matrix``
-    (rows of numbers, ``None`` for N/A), ``sum``/``min``/``max``/``average`` over its numbers,
-    ``off_diagonal`` statistics for square matrices, and ``message`` for waived or failed testcases.
+    Each testcase: ``name`` (``None`` for a testcase the text output announces only as ``Waived:``),
+    ``status`` (Passed, Waived, Not Found, Error), ``message`` for waived or failed testcases, ``matrices``
+    (each ``key``, ``description``, ``unit`` (``GB/s`` or ``ns``), ``matrix`` (rows of numbers, ``None`` for
+    N/A), ``sum``/``min``/``max``/``average`` and ``off_diagonal`` statistics for a square matrix), and the
+    fields of its last matrix (the total of a bidirectional testcase) at the testcase's top level.
     Lines that are not nvbandwidth's (ssh warnings, Open MPI binding reports) are ignored.
     """
     if isinstance(output, (list, tuple)):

@@ -9,11 +9,16 @@ import os
 
 import pytest
 from ansible.errors import AnsibleFilterError
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ansible_collections.gpufabric.cluster.plugins.filter.judge_nvbandwidth import judge_nvbandwidth
 from ansible_collections.gpufabric.cluster.plugins.filter.parse_nvbandwidth import parse_nvbandwidth
 from ansible_collections.gpufabric.cluster.plugins.plugin_utils.judge_nvbandwidth import default_threshold
-from ansible_collections.gpufabric.cluster.tests.unit.plugins.filter.test_parse_nvbandwidth import MULTINODE
+from ansible_collections.gpufabric.cluster.tests.unit.plugins.filter.test_parse_nvbandwidth import (
+    BIDIRECTIONAL,
+    MULTINODE,
+)
 
 
 @pytest.fixture
@@ -70,9 +75,9 @@ def test_multinode_default_threshold_finds_the_slow_pair_and_the_waived_testcase
     first, waived = verdict["testcases"]
     assert first["worst"] == {"from": 2, "to": 3, "gbps": 700.0}
     assert first["status"] == "pass"
-    assert waived["status"] == "fail"
-    assert verdict["reasons"] == ["testcase multinode_device_to_device_bidirectional_memcpy_read_ce: Waived: "
-                                  "not enough GPUs in the ComputeDomain"]
+    # a waived testcase was not measured: reported as waived, neither passed nor failed
+    assert (waived["name"], waived["status"], waived["worst"]) == (None, "waived", None)
+    assert (verdict["status"], verdict["reasons"], verdict["waived"]) == ("pass", [], [None])
 
 
 def test_selected_testcase_only_and_threshold_above_the_slow_pair():
@@ -93,11 +98,13 @@ def test_matrix_smaller_than_the_job_fails():
 def test_missing_pair_and_absent_testcase_fail():
     parsed = parse_nvbandwidth(MULTINODE)
     parsed["testcases"][0]["matrix"][1][3] = None
-    wanted = ["multinode_device_to_device_memcpy_read_ce", "multinode_device_to_device_memcpy_write_ce"]
+    wanted = ["multinode_device_to_device_memcpy_read_ce", "multinode_device_to_device_memcpy_write_ce",
+              "multinode_bisect_write_ce"]
     verdict = judge_nvbandwidth(parsed, 2, 2, threshold_gbps=1, testcases=wanted)
     assert verdict["status"] == "fail"
     assert verdict["reasons"] == [
-        "testcase(s) not in the output: multinode_device_to_device_memcpy_write_ce",
+        "testcase(s) not in the output: multinode_bisect_write_ce, multinode_device_to_device_memcpy_write_ce "
+        "(1 testcase(s) were waived, which nvbandwidth's text output does not name; run it with -j to see which)",
         "testcase multinode_device_to_device_memcpy_read_ce: 1 GPU pair(s) without a result (N/A): 1->3",
     ]
 
@@ -105,7 +112,8 @@ def test_missing_pair_and_absent_testcase_fail():
 @pytest.mark.parametrize(("args", "kwargs", "message"), [
     (({"testcases": []}, 2, 4), {"gpu_model": "NVIDIA L40S"},
      "no default bandwidth threshold for GPU model 'NVIDIA L40S'; give threshold_gbps"),
-    (("not nvbandwidth", 2, 4), {}, "expected the result of gpufabric.cluster.parse_nvbandwidth"),
+    (("not nvbandwidth", 2, 4), {}, "_input must be a mapping, got a string"),
+    (({"testcases": "x"}, 2, 4), {}, "_input must be the result of gpufabric.cluster.parse_nvbandwidth"),
     (({"testcases": []}, 0, 4), {"threshold_gbps": 1}, "nodes must be a positive integer, got 0"),
     (({"testcases": []}, 2, "4"), {"threshold_gbps": 1}, "gpus_per_node must be a positive integer, got '4'"),
 ])
@@ -118,4 +126,95 @@ def test_bad_input_is_an_error(args, kwargs, message):
 def test_output_without_testcases_fails():
     verdict = judge_nvbandwidth({"testcases": []}, 1, 1, threshold_gbps=1)
     assert verdict == {"status": "fail", "reasons": ["the output holds no testcase"], "threshold_gbps": 1.0,
-                       "threshold_source": "given", "gpus": 1, "testcases": []}
+                       "threshold_source": "given", "gpus": 1, "testcases": [], "waived": []}
+
+
+def test_bidirectional_directions_are_judged_and_the_total_reported():
+    verdict = judge_nvbandwidth(parse_nvbandwidth(BIDIRECTIONAL), 1, 2, threshold_gbps=385,
+                                testcases=["device_to_device_bidirectional_memcpy_read_ce"])
+    [case] = verdict["testcases"]
+    assert case["status"] == "fail"
+    assert case["worst"] == {"from": 0, "to": 1, "gbps": 380.0,
+                             "matrix": "device_to_device_bidirectional_memcpy_read_ce_read2"}
+    assert case["best"] == {"from": 1, "to": 0, "gbps": 391.0,
+                            "matrix": "device_to_device_bidirectional_memcpy_read_ce_read1"}
+    assert verdict["reasons"] == ["testcase device_to_device_bidirectional_memcpy_read_ce (read2): 2 GPU pair(s) "
+                                  "below 385.0 GB/s: 0->1 380.0, 1->0 381.0"]
+
+
+def test_waived_testcases_are_named_by_position_and_reported_as_waived():
+    wanted = ["device_to_device_memcpy_read_ce", "device_to_device_memcpy_write_ce",
+              "device_to_device_bidirectional_memcpy_read_ce", "bogus"]
+    verdict = judge_nvbandwidth(parse_nvbandwidth(BIDIRECTIONAL), 1, 2, threshold_gbps=100, testcases=wanted)
+    assert [(case["name"], case["status"]) for case in verdict["testcases"]] == [
+        ("device_to_device_memcpy_read_ce", "pass"), ("device_to_device_memcpy_write_ce", "waived"),
+        ("device_to_device_bidirectional_memcpy_read_ce", "pass"), ("bogus", "fail")]
+    assert verdict["waived"] == ["device_to_device_memcpy_write_ce"]
+    assert verdict["reasons"] == ["testcase bogus: Not Found: Testcase bogus not found!"]
+
+
+def test_a_run_where_every_testcase_was_waived_measured_nothing_and_fails():
+    parsed = parse_nvbandwidth("Waived: \n")
+    verdict = judge_nvbandwidth(parsed, 2, 4, threshold_gbps=100,
+                                testcases=["multinode_device_to_device_memcpy_read_ce"])
+    assert verdict["testcases"][0]["status"] == "waived"
+    assert (verdict["status"], verdict["reasons"]) == (
+        "fail", ["no testcase was measured: nvbandwidth waived multinode_device_to_device_memcpy_read_ce"])
+
+
+def test_a_latency_testcase_is_not_judged_as_bandwidth():
+    text = ("Running device_to_device_latency_sm.\nDevice to Device Latency SM GPU(row) <-> GPU(column) (ns)\n"
+            "           0         1\n 0       N/A    700.10\n 1    701.20       N/A\n\n"
+            "SUM device_to_device_latency_sm 1401\n")
+    verdict = judge_nvbandwidth(parse_nvbandwidth(text), 1, 2, threshold_gbps=100)
+    assert verdict["reasons"] == ["testcase device_to_device_latency_sm measures ns, not bandwidth in GB/s"]
+
+
+@pytest.mark.parametrize(("kwargs", "message"), [
+    ({"threshold_gbps": 0}, "threshold_gbps must be greater than 0, got 0"),
+    ({"threshold_gbps": -5.0}, "threshold_gbps must be greater than 0, got -5.0"),
+    ({"threshold_gbps": "600"}, "threshold_gbps must be a number, got '600'"),
+    ({"gpu_model": "NVIDIA GB200", "peak_fraction": 0}, "peak_fraction must be greater than 0 and at most 1, got 0"),
+    ({"gpu_model": "NVIDIA GB200", "peak_fraction": 1.5},
+     "peak_fraction must be greater than 0 and at most 1, got 1.5"),
+    ({"gpu_model": "NVIDIA GB200", "peak_fraction": "0.7"}, "peak_fraction must be a number, got '0.7'"),
+    ({"gpu_model": ["NVIDIA GB200"]}, "gpu_model must be a string, got a list"),
+    ({"threshold_gbps": 1, "testcases": "multinode_device_to_device_memcpy_read_ce"},
+     "testcases must be a list, got a string"),
+    ({"threshold_gbps": 1, "testcases": [1]}, "testcases must be a list of testcase names, got [1]"),
+])
+def test_bad_arguments_are_named(kwargs, message):
+    with pytest.raises(AnsibleFilterError) as caught:
+        judge_nvbandwidth(parse_nvbandwidth(MULTINODE), 2, 2, **kwargs)
+    assert str(caught.value) == f"judge_nvbandwidth: {message}"
+
+
+_CELLS = st.one_of(st.none(), st.floats(allow_nan=False, allow_infinity=False, min_value=0, max_value=2000),
+                   st.text(max_size=3), st.booleans())
+_PARSED = st.fixed_dictionaries({"testcases": st.lists(st.fixed_dictionaries({
+    "name": st.one_of(st.none(), st.sampled_from(["a", "b", "c_total"])),
+    "status": st.sampled_from(["Passed", "Waived", "Error", "Not Found", None, 3]),
+    "unit": st.sampled_from([None, "GB/s", "ns"]),
+    "matrix": st.lists(st.lists(_CELLS, max_size=3), max_size=3),
+    "matrices": st.lists(st.fixed_dictionaries({"key": st.sampled_from(["a_read1", "a_total", None]),
+                                                "matrix": st.lists(st.lists(_CELLS, max_size=3), max_size=3)}),
+                         max_size=3),
+}), max_size=4)})
+
+
+@settings(max_examples=150, deadline=None)
+@given(_PARSED, st.integers(min_value=-1, max_value=3),
+       st.one_of(st.none(), st.lists(st.sampled_from(["a", "b"]), max_size=3)),
+       st.one_of(st.none(), st.floats(), st.integers(), st.text(max_size=3)))
+def test_any_parsed_result_gives_a_verdict_or_a_filter_error(parsed, gpus, testcases, threshold):
+    try:
+        verdict = judge_nvbandwidth(parsed, 1, gpus, gpu_model="NVIDIA H100", threshold_gbps=threshold,
+                                    testcases=testcases)
+    except AnsibleFilterError as exc:
+        assert str(exc).startswith("judge_nvbandwidth: ")
+        return
+    assert verdict["status"] in ("pass", "fail")
+    assert (verdict["status"] == "pass") == (not verdict["reasons"])
+    assert all(case["status"] in ("pass", "fail", "waived") for case in verdict["testcases"])
+    measured = [case for case in verdict["testcases"] if case["status"] != "waived"]
+    assert verdict["status"] == "fail" or measured

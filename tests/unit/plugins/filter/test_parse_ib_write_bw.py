@@ -9,6 +9,8 @@ import os
 
 import pytest
 from ansible.errors import AnsibleFilterError
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ansible_collections.gpufabric.cluster.plugins.filter.parse_ib_write_bw import parse_ib_write_bw
 
@@ -84,3 +86,51 @@ def test_qos_column_and_small_messages_only():
 def test_bad_output_is_explained(output, message):
     with pytest.raises(AnsibleFilterError, match=message):
         parse_ib_write_bw(output)
+
+
+def _bidirectional(sample):
+    """The sample as perftest prints it for -b: 'Bidirectional' in the banner (perftest_parameters.c)."""
+    return sample.replace("RDMA_Write BW Test", "RDMA_Write Bidirectional BW Test")
+
+
+def test_bidirectional_banner(sample):
+    assert parse_ib_write_bw(sample)["bidirectional"] is False
+    parsed = parse_ib_write_bw(_bidirectional(sample))
+    assert (parsed["test"], parsed["bidirectional"]) == ("RDMA_Write Bidirectional BW Test", True)
+
+
+def test_a_row_with_a_fractional_byte_count_is_not_perftest_s(sample):
+    parsed = parse_ib_write_bw(sample.replace("65536      5000 ", "65536.5    5000 "))
+    assert 65536 not in [row["bytes"] for row in parsed["rows"]] and len(parsed["rows"]) == 22
+
+
+_PERFTEST_LINES = st.sampled_from([
+    "-" * 87, "                   RDMA_Write BW Test", "                   RDMA_Write Bidirectional BW Test",
+    "Dual-port       : OFF          Device         : mlx5_0", "Link type       : Ethernet",
+    " #bytes     #iterations    BW peak[Gb/sec]    BW average[Gb/sec]   MsgRate[Mpps]",
+    " #bytes     #iterations    BW peak[MiB/sec]    BW average[MiB/sec]   MsgRate[Mpps]",
+    " #bytes     #iterations    BW peak[Kb/sec]    BW average[Kb/sec]   MsgRate[Mpps]",
+    " #bytes #sl #iterations    BW peak[Gb/sec]    BW average[Gb/sec]   MsgRate[Mpps]",
+    " 65536      5000             92.39              92.38                 0.176196",
+    " 65536      3     5000       92.39              92.38                 0.176196",
+    " 65536.5    5000             92.39              92.38                 0.176196",
+    " 2      -5000             1e5              92.38                 0.1", "",
+    " WARNING: BW peak won't be measured in this run.",
+])
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.one_of(st.lists(_PERFTEST_LINES, max_size=12).map("\n".join), st.text(max_size=200),
+                 st.lists(st.text(max_size=20), max_size=4), st.integers(), st.none(), st.dictionaries(
+                     st.text(max_size=4), st.integers(), max_size=2)))
+def test_any_input_gives_the_documented_shape_or_a_filter_error(output):
+    try:
+        parsed = parse_ib_write_bw(output)
+    except AnsibleFilterError as exc:
+        assert str(exc).startswith("parse_ib_write_bw: ")
+        return
+    assert set(parsed) == {"test", "bidirectional", "settings", "unit", "rows", "best_average_gbps"}
+    assert isinstance(parsed["bidirectional"], bool) and parsed["rows"]
+    for row in parsed["rows"]:
+        assert isinstance(row["bytes"], int) and isinstance(row["iterations"], int)
+        assert isinstance(row["bw_average_gbps"], float)

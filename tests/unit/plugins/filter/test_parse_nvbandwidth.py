@@ -10,6 +10,8 @@ import os
 
 import pytest
 from ansible.errors import AnsibleFilterError
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ansible_collections.gpufabric.cluster.plugins.filter.parse_nvbandwidth import parse_nvbandwidth
 
@@ -38,10 +40,9 @@ memcpy CE GPU(row) -> GPU(column) bandwidth (GB/s)
 
 SUM multinode_device_to_device_memcpy_read_ce 9724.57
 
-Running multinode_device_to_device_bidirectional_memcpy_read_ce.
-Waived: not enough GPUs in the ComputeDomain
+Waived:
 NOTE: The reported results may not reflect the full capabilities of the platform.
-"""
+""".replace("Waived:\n", "Waived: \n")  # nvbandwidth prints "Waived: " and an empty message
 
 
 def read_sample(shared_reference, name):
@@ -83,9 +84,10 @@ def test_multinode_text_with_launcher_noise_and_waived_testcase():
     assert first["matrix"][0] == [None, 821.33, 820.1, 819.88]
     assert first["sum"] == 9724.57
     assert first["off_diagonal"] == {"min": 700.0, "max": 821.4, "average": 810.38, "cells": 12}
-    assert waived == {"name": "multinode_device_to_device_bidirectional_memcpy_read_ce", "status": "Waived",
-                      "description": None, "matrix": [], "message": "not enough GPUs in the ComputeDomain",
-                      "sum": None, "min": None, "max": None, "average": None, "off_diagonal": None}
+    # nvbandwidth prints "Waived: " in place of "Running <name>.", without the name (nvbandwidth.cpp runTestcase)
+    assert waived == {"name": None, "status": "Waived", "description": None, "unit": None, "matrix": [],
+                      "message": None, "sum": None, "min": None, "max": None, "average": None,
+                      "off_diagonal": None, "matrices": []}
 
 
 def test_json_output_with_noise():
@@ -123,3 +125,167 @@ def test_lines_list_is_accepted():
 def test_bad_output_is_explained(output, message):
     with pytest.raises(AnsibleFilterError, match=message):
         parse_nvbandwidth(output)
+
+
+# How nvbandwidth v0.8 prints testcases (nvbandwidth.cpp runTestcase, output.cpp, inline_common.h operator<<):
+# a waived testcase prints "Waived: " in place of "Running <name>."; a bidirectional device-to-device testcase
+# prints three matrices, each followed by its own SUM line keyed <name>_read1/_read2/_total.
+BIDIRECTIONAL = """nvbandwidth Version: v0.8
+Built from Git version: v0.8
+
+Running device_to_device_memcpy_read_ce.
+memcpy CE GPU(row) -> GPU(column) bandwidth (GB/s)
+           0         1
+ 0       N/A    400.00
+ 1    401.00       N/A
+
+SUM device_to_device_memcpy_read_ce 801.00
+Waived:
+Running device_to_device_bidirectional_memcpy_read_ce.
+memcpy CE GPU(row) <-> GPU(column) Read1 bandwidth (GB/s)
+           0         1
+ 0       N/A    390.00
+ 1    391.00       N/A
+
+SUM device_to_device_bidirectional_memcpy_read_ce_read1 781.00
+memcpy CE GPU(row) <-> GPU(column) Read2 bandwidth (GB/s)
+           0         1
+ 0       N/A    380.00
+ 1    381.00       N/A
+
+SUM device_to_device_bidirectional_memcpy_read_ce_read2 761.00
+memcpy CE GPU(row) <-> GPU(column) Total bandwidth (GB/s)
+           0         1
+ 0       N/A    770.00
+ 1    772.00       N/A
+
+SUM device_to_device_bidirectional_memcpy_read_ce_total 1542.00
+ERROR: Testcase bogus not found!
+NOTE: The reported results may not reflect the full capabilities of the platform.
+""".replace("Waived:\n", "Waived: \n")  # nvbandwidth prints "Waived: " and an empty message
+
+
+def test_a_waived_testcase_never_takes_over_the_matrix_before_it():
+    measured, waived, _bidirectional, _missing = parse_nvbandwidth(BIDIRECTIONAL)["testcases"]
+    assert (measured["name"], measured["status"], measured["sum"]) == ("device_to_device_memcpy_read_ce", "Passed",
+                                                                       801.0)
+    assert measured["matrix"] == [[None, 400.0], [401.0, None]]
+    assert (waived["name"], waived["status"], waived["matrix"], waived["matrices"]) == (None, "Waived", [], [])
+
+
+def test_a_bidirectional_testcase_keeps_each_matrix_with_its_own_sum():
+    case = parse_nvbandwidth(BIDIRECTIONAL)["testcases"][2]
+    assert case["status"] == "Passed"
+    assert [(entry["key"], entry["matrix"], entry["sum"]) for entry in case["matrices"]] == [
+        ("device_to_device_bidirectional_memcpy_read_ce_read1", [[None, 390.0], [391.0, None]], 781.0),
+        ("device_to_device_bidirectional_memcpy_read_ce_read2", [[None, 380.0], [381.0, None]], 761.0),
+        ("device_to_device_bidirectional_memcpy_read_ce_total", [[None, 770.0], [772.0, None]], 1542.0),
+    ]
+    # the testcase's own fields are its total, as in nvbandwidth's JSON output
+    assert (case["description"], case["matrix"], case["sum"]) == (
+        "memcpy CE GPU(row) <-> GPU(column) Total bandwidth (GB/s)", [[None, 770.0], [772.0, None]], 1542.0)
+    assert case["matrices"][0]["description"] == "memcpy CE GPU(row) <-> GPU(column) Read1 bandwidth (GB/s)"
+
+
+def test_an_unknown_testcase_name_is_not_found():
+    case = parse_nvbandwidth(BIDIRECTIONAL)["testcases"][3]
+    assert (case["name"], case["status"], case["message"]) == ("bogus", "Not Found", "Testcase bogus not found!")
+
+
+def test_old_nvbandwidth_names_the_waived_testcase():
+    [case] = parse_nvbandwidth("Waiving device_to_device_memcpy_read_ce.\n\n")["testcases"]
+    assert (case["name"], case["status"]) == ("device_to_device_memcpy_read_ce", "Waived")
+
+
+def test_perf_formatter_sums_and_a_latency_unit():
+    text = ("Running device_to_device_latency_sm.\n"
+            "Device to Device Latency SM GPU(row) <-> GPU(column) (ns)\n"
+            "           0         1\n 0       N/A    700.10\n 1    701.20       N/A\n\n"
+            "&&&& PERF device_to_device_latency_sm 1401.30ns\n")
+    [case] = parse_nvbandwidth(text)["testcases"]
+    assert (case["status"], case["unit"], case["sum"], case["matrix"]) == ("Passed", "ns", 1401.3,
+                                                                           [[None, 700.1], [701.2, None]])
+
+
+def test_json_bidirectional_rows_are_split_into_their_three_matrices():
+    rows = [["N/A", "390"], ["391", "N/A"], ["N/A", "380"], ["381", "N/A"], ["N/A", "770"], ["772", "N/A"]]
+    document = {"nvbandwidth": {"version": "v0.8", "testcases": [
+        {"name": "device_to_device_bidirectional_memcpy_write_ce", "status": "Passed",
+         "bandwidth_description": "memcpy CE GPU(row) <-> GPU(column) Total bandwidth (GB/s)",
+         "bandwidth_matrix": rows, "sum": 1542},
+        {"name": "device_to_device_memcpy_read_ce", "status": "Waived"},
+        {"name": "bogus", "status": "ERROR"},
+    ]}}
+    bidirectional, waived, missing = parse_nvbandwidth(json.dumps(document))["testcases"]
+    assert [(entry["key"], entry["matrix"]) for entry in bidirectional["matrices"]] == [
+        ("device_to_device_bidirectional_memcpy_write_ce_write1", [[None, 390.0], [391.0, None]]),
+        ("device_to_device_bidirectional_memcpy_write_ce_write2", [[None, 380.0], [381.0, None]]),
+        ("device_to_device_bidirectional_memcpy_write_ce_total", [[None, 770.0], [772.0, None]]),
+    ]
+    assert (bidirectional["sum"], bidirectional["matrix"]) == (1542.0, [[None, 770.0], [772.0, None]])
+    assert (waived["name"], waived["status"]) == ("device_to_device_memcpy_read_ce", "Waived")
+    assert (missing["name"], missing["status"]) == ("bogus", "Not Found")
+
+
+@pytest.mark.parametrize(("document", "message"), [
+    ({"nvbandwidth": []}, "the JSON document's 'nvbandwidth' must be a mapping, got list"),
+    ({"nvbandwidth": {"testcases": "x"}}, "the JSON document's 'testcases' must be a list of mappings"),
+    ({"nvbandwidth": {"testcases": [{"name": "a", "status": "Passed", "bandwidth_matrix": "1 2"}]}},
+     "testcase a: bandwidth_matrix must be a list of rows"),
+])
+def test_json_of_the_wrong_shape_is_explained(document, message):
+    with pytest.raises(AnsibleFilterError) as caught:
+        parse_nvbandwidth(json.dumps(document))
+    assert str(caught.value) == f"parse_nvbandwidth: {message}"
+
+
+_TESTCASE_KEYS = {"name", "status", "description", "unit", "matrix", "message", "sum", "min", "max", "average",
+                  "off_diagonal", "matrices"}
+_NVBANDWIDTH_LINES = st.sampled_from([
+    "Running device_to_device_memcpy_read_ce.", "Running device_to_device_bidirectional_memcpy_read_ce.",
+    "Waived: ", "Waived: no peer access", "Waiving host_to_device_memcpy_ce.", "ERROR: Testcase x not found!",
+    "Error: cudaErrorPeerAccessUnsupported", "Not Found: x",
+    "memcpy CE GPU(row) -> GPU(column) bandwidth (GB/s)", "memory latency SM CPU(row) <-> GPU(column) (ns)",
+    "           0         1", " 0       N/A    400.00", " 1    401.00       N/A", " 0    1e400", "",
+    "SUM device_to_device_memcpy_read_ce 801.00", "SUM device_to_device_bidirectional_memcpy_read_ce_read1 7",
+    "&&&& PERF device_to_device_memcpy_read_ce 801.00GB/s", "nvbandwidth Version: v0.8", "{", "}",
+    '{"nvbandwidth": {"testcases": [{"name": "a", "status": "Passed", "bandwidth_matrix": [["1"]]}]}}',
+    '{"nvbandwidth": {"testcases": [{"name": 1, "status": null, "bandwidth_matrix": [[true, "x"]]}]}}',
+])
+
+
+def _check_shape(parsed):
+    assert parsed["format"] in ("text", "json") and parsed["testcases"]
+    for case in parsed["testcases"]:
+        assert set(case) == _TESTCASE_KEYS
+        assert case["status"] in ("Passed", "Waived", "Not Found", "Error")
+        assert case["name"] is None or isinstance(case["name"], str)
+        for row in case["matrix"]:
+            assert all(cell is None or isinstance(cell, float) for cell in row)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.one_of(st.lists(_NVBANDWIDTH_LINES, max_size=25).map("\n".join), st.text(max_size=200),
+                 st.lists(st.text(max_size=20), max_size=5), st.integers(), st.none(),
+                 st.dictionaries(st.text(max_size=5), st.integers(), max_size=3)))
+def test_any_input_gives_the_documented_shape_or_a_filter_error(output):
+    try:
+        parsed = parse_nvbandwidth(output)
+    except AnsibleFilterError as exc:
+        assert str(exc).startswith("parse_nvbandwidth: ")
+        return
+    _check_shape(parsed)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=5) | st.floats(),
+                    lambda children: st.lists(children, max_size=3)
+                    | st.dictionaries(st.sampled_from(["name", "status", "bandwidth_matrix", "sum", "error"]),
+                                      children, max_size=4), max_leaves=12))
+def test_any_json_document_gives_the_documented_shape_or_a_filter_error(testcases):
+    try:
+        parsed = parse_nvbandwidth(json.dumps({"nvbandwidth": {"testcases": testcases}}))
+    except AnsibleFilterError as exc:
+        assert str(exc).startswith("parse_nvbandwidth: ")
+        return
+    _check_shape(parsed)

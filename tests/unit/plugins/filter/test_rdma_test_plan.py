@@ -9,6 +9,8 @@ import copy
 
 import pytest
 from ansible.errors import AnsibleFilterError
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ansible_collections.gpufabric.cluster.plugins.filter.rdma_test_plan import rdma_test_plan
 
@@ -117,3 +119,83 @@ def test_nodes_missing_not_ready_or_short_are_named(hostvars):
                            "rdma/x") == {"not_ready": [], "short": []}
     with pytest.raises(AnsibleFilterError, match="rdma_test_nodes: each result must be a looped k8s_info result"):
         rdma_test_nodes(tests, [{"resources": []}], "rdma/x")
+
+
+def _gpus(tests):
+    return [(test["rail"], test["server"]["gpu_index"], test["server"]["gpu_reason"]) for test in tests]
+
+
+def test_rails_tested_at_the_same_time_never_share_a_gpu(hostvars):
+    # mlx5_0 and mlx5_1 of a GB200 tray both sit on the NUMA node of GPUs 0 and 1, behind no GPU's switch
+    tests = rdma_test_plan(hostvars, [{"server": "tray-1", "client": "tray-2"}], ["mlx5_0", "mlx5_1"],
+                           ["cuda_dmabuf"])
+    assert _gpus(tests) == [("mlx5_0", 0, "same NUMA node"), ("mlx5_1", 1, "same NUMA node")]
+    assert [test["client"]["gpu_index"] for test in tests] == [0, 1]
+    # a third rail on that NUMA node takes a free GPU elsewhere rather than share
+    tests = rdma_test_plan(hostvars, [{"server": "tray-1", "client": "tray-2"}], ["mlx5_0", "mlx5_1", "mlx5_4"],
+                           ["cuda_dmabuf"])
+    assert _gpus(tests)[2] == ("mlx5_4", 2, "the GPUs near the port are taken, a free GPU")
+
+
+def test_a_rail_without_a_gpu_behind_its_switch_does_not_take_another_rail_s(hostvars):
+    tests = rdma_test_plan(hostvars, [{"server": "hgx-a", "client": "hgx-b"}], ["mlx5_8", "mlx5_4"], ["cuda"])
+    assert _gpus(tests) == [("mlx5_8", 5, "same NUMA node"), ("mlx5_4", 4, "same PCIe switch")]
+
+
+def test_only_more_rails_than_gpus_share_and_say_so(hostvars):
+    rails = ["mlx5_0", "mlx5_1", "mlx5_2", "mlx5_3", "mlx5_4"]
+    tests = rdma_test_plan(hostvars, [{"server": "tray-1", "client": "tray-2"}], rails, ["cuda"])
+    assert sorted(index for _rail, index, _reason in _gpus(tests)[:4]) == [0, 1, 2, 3]
+    assert _gpus(tests)[4] == ("mlx5_4", 0, "same NUMA node, shared with mlx5_0 (more rails than GPUs)")
+
+
+@pytest.mark.parametrize(("pairs", "rails", "memory", "node_hosts", "message"), [
+    ([{"server": "hgx-a", "client": "hgx-b"}], "mlx5_0", ["host"], None,
+     "validate_rdma_rails must be a non-empty list of RDMA device names, got 'mlx5_0'"),
+    ([{"server": "hgx-a", "client": "hgx-b"}], ["mlx5_0", "mlx5_0"], ["host"], None,
+     "validate_rdma_rails names 'mlx5_0' twice"),
+    ([{"server": "hgx-a", "client": "hgx-b"}], ["mlx5_0"], "host", None,
+     "validate_rdma_memory must be a list of host, cuda, cuda_dmabuf, got 'host'"),
+    ([{"server": "hgx-a", "client": "hgx-b"}], ["mlx5_0"], 5, None,
+     "validate_rdma_memory must be a list of host, cuda, cuda_dmabuf, got 5"),
+    ([{"server": "hgx-a", "client": 7}], ["mlx5_0"], ["host"], None,
+     "validate_rdma_pairs must be a non-empty list of {server, client} node names, got [{'server': 'hgx-a', "
+     "'client': 7}]"),
+    ([{"server": "hgx-a", "client": "hgx-b"}], ["mlx5_0"], ["host"], ["hgx-a"],
+     "validate_rdma_node_hosts must be a mapping of node names to inventory hosts, got ['hgx-a']"),
+])
+def test_wrong_types_are_refused_naming_the_variable(hostvars, pairs, rails, memory, node_hosts, message):
+    with pytest.raises(AnsibleFilterError) as caught:
+        rdma_test_plan(hostvars, pairs, rails, memory, node_hosts=node_hosts)
+    assert str(caught.value) == f"rdma_test_plan: {message}"
+
+
+_PORT = st.fixed_dictionaries({
+    "rdma_device": st.sampled_from(["mlx5_0", "mlx5_1", "mlx5_2"]),
+    "rate_gbps": st.one_of(st.none(), st.sampled_from([0, 100, 400, "400"])),
+    "gpus_same_switch": st.lists(st.sampled_from(["a", "b", "c", "z"]), max_size=2),
+    "gpus_same_numa": st.lists(st.sampled_from(["a", "b", "c", "z"]), max_size=3),
+})
+_HOST = st.fixed_dictionaries({"ansible_facts": st.fixed_dictionaries({"gpufabric": st.fixed_dictionaries({
+    "connectx": st.fixed_dictionaries({"ports": st.lists(_PORT, max_size=3)}),
+    "gpu": st.fixed_dictionaries({"gpus": st.lists(st.fixed_dictionaries({
+        "index": st.integers(0, 3), "pci_address": st.sampled_from(["a", "b", "c"])}), max_size=3)}),
+})})})
+
+
+@settings(max_examples=100, deadline=None)
+@given(_HOST, _HOST, st.lists(st.sampled_from(["mlx5_0", "mlx5_1", "mlx5_2", ""]), max_size=3),
+       st.lists(st.sampled_from(["host", "cuda", "cuda_dmabuf", "gpu"]), max_size=2))
+def test_any_facts_give_a_plan_or_a_filter_error(server, client, rails, memory):
+    try:
+        tests = rdma_test_plan({"a": server, "b": client}, [{"server": "a", "client": "b"}], rails, memory)
+    except AnsibleFilterError as exc:
+        assert str(exc).startswith("rdma_test_plan: ")
+        return
+    assert len(tests) == len(rails) * len(memory)
+    for mode in memory:
+        for role, facts in (("server", server), ("client", client)):
+            chosen = [test[role]["gpu_index"] for test in tests if test["memory"] == mode]
+            gpus = {gpu["index"] for gpu in facts["ansible_facts"]["gpufabric"]["gpu"]["gpus"]}
+            if mode != "host" and len(gpus) >= len(rails):
+                assert len(set(chosen)) == len(chosen)
