@@ -375,7 +375,7 @@ def _settings(settings: t.Any) -> dict:
     """The rule settings over their defaults, each checked: a boolean as Ansible reads it, numbers above 0."""
     try:
         settings = arguments.optional(arguments.mapping, "settings", settings)
-        merged = chosen_settings(settings, DEFAULT_SETTINGS, {}, "", keep_none=True)
+        merged = chosen_settings(settings, DEFAULT_SETTINGS, {}, "settings.", keep_none=True)
         version = merged["min_driver_version"]
         if isinstance(version, (int, float)) and not isinstance(version, bool):
             version = str(version)
