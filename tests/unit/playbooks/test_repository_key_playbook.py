@@ -69,3 +69,14 @@ def test_check_mode_with_a_reachable_key_reports_the_change_and_writes_nothing(t
     assert "would fetch" not in output and "unreachable=False" in output
     assert "changed=1" in output
     assert not (tmp_path / "keyrings" / "nvidia.asc").exists()
+
+
+def test_a_key_url_with_credentials_is_shown_redacted(tmp_path):
+    secret_url = "http://mirror-user:mirror-s3cr3t@127.0.0.1:9/3bf863cc.pub"
+    checked = run_key(tmp_path, secret_url, "--check")
+    failed = run_key(tmp_path, secret_url)
+    assert checked.returncode == 0 and failed.returncode == 2, checked.stdout + failed.stdout
+    assert "would fetch http://***@127.0.0.1:9/3bf863cc.pub as " in checked.stdout
+    assert "cannot fetch the signing key http://***@127.0.0.1:9/3bf863cc.pub of the repository " in failed.stdout
+    for completed in (checked, failed):
+        assert "mirror-s3cr3t" not in completed.stdout + completed.stderr
