@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import pytest
 from ansible.errors import AnsibleFilterError
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ansible_collections.gpufabric.cluster.plugins.filter.chart_source import FilterModule, chart_source
 
@@ -93,3 +95,21 @@ def test_messages_redact_the_credentials(spec, result, message):
     with pytest.raises(AnsibleFilterError) as caught:
         chart_source(SPEC | spec, "gpu_operator", shown=result)
     assert str(caught.value) == message
+
+
+@settings(max_examples=150, deadline=None)
+@given(host=st.text(max_size=30), password=st.text("abcdefXYZ0123456789-_.~!$&()*+,;=%@:", min_size=8, max_size=20),
+       rc=st.sampled_from([0, 1]), stderr=st.text(max_size=40))
+def test_no_repository_password_in_any_result_or_message(host, password, rc, stderr):
+    url = f"https://fabric:{password}@{host}"
+    spec = SPEC | {"repo_url": url}
+    answer = shown("name: gpu-operator\nversion: v26.7.0\n", rc=rc, stderr=f"{stderr} {url}")
+    for result in (None, answer):
+        try:
+            out = chart_source(spec, "gpu_operator", shown=result)
+        except AnsibleFilterError as exc:
+            assert f"fabric:{password}@" not in str(exc)
+            assert str(exc).startswith("gpu_operator: ")
+        else:
+            assert f"fabric:{password}@" not in repr(out)
+            assert out["credentials"] is True
