@@ -33,8 +33,8 @@ def test_urls_lose_their_credentials(text, expected):
 
 
 def test_data_secret_keys_masked_and_strings_redacted():
-    kubeconfig = {"apiVersion": "v1", "users": [{"name": "admin", "user": {"client-key-data": "LS0tS0VZ",
-                                                                             "token": "abc", "username": "admin"}}],
+    user = {"client-key-data": "LS0tS0VZ", "token": "abc", "username": "admin"}
+    kubeconfig = {"apiVersion": "v1", "users": [{"name": "admin", "user": user}],
                   "clusters": [{"cluster": {"server": "https://x:y@10.0.0.1:6443"}}]}
     assert redact(kubeconfig) == {
         "apiVersion": "v1", "users": [{"name": "admin", "user": {"client-key-data": MASK, "token": MASK,
