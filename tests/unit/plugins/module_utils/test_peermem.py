@@ -201,7 +201,7 @@ def test_unreadable_kernel_and_modules(fresh_tree):
     os.unlink(os.path.join(root, "proc/modules"))
     result = collect_peermem(root, run)
     assert result["kernel_version"] is None
-    assert result["errors"] == ["/proc/sys/kernel/osrelease: cannot be read", "/proc/modules: cannot be read"]
+    assert result["errors"] == ["/proc/sys/kernel/osrelease: is missing", "/proc/modules: is missing"]
     assert result["nvidia_peermem"]["available"] is False
     assert result["dma_buf"] == {"supported": False, "reasons": reasons(
         ("kernel_unknown", "kernel version unknown; DMA-BUF needs Linux 5.12 or newer"))}
