@@ -20,7 +20,7 @@ import signal
 import subprocess
 import typing as t
 
-from ansible_collections.gpufabric.cluster.plugins.module_utils.errors import CommandError
+from ansible_collections.gpufabric.cluster.plugins.module_utils.errors import CommandError, CommandTimeout
 from ansible_collections.gpufabric.cluster.plugins.module_utils.host_files import jail
 
 COMMAND_DIRS = ("/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin")
@@ -44,7 +44,7 @@ class ToolRunner:
 
     ``environ_update`` of a call is added to :func:`clean_environment` (never to the caller's environment).
     A tool still running after ``timeout`` seconds is killed with its process group and raises
-    :class:`CommandError` (``"<tool>: no answer within <n> s (killed)"``).
+    :class:`CommandTimeout`, a :class:`CommandError` (``"<tool>: no answer within <n> s (killed)"``).
     """
 
     def __init__(self, timeout: int | float = DEFAULT_TIMEOUT, root: str = "/"):
@@ -74,7 +74,7 @@ class ToolRunner:
             except OSError:
                 process.kill()
             process.communicate()
-            raise CommandError(f"{name}: no answer within {self.timeout:g} s (killed)") from None
+            raise CommandTimeout(f"{name}: no answer within {self.timeout:g} s (killed)") from None
         return process.returncode, out, err
 
 

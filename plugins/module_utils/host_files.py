@@ -217,10 +217,12 @@ def outside(root: str, path: str) -> bool:
 
 
 def problem(root: str, path: str) -> str:
-    """Why a host path could not be read: ``outside root``, ``is missing`` or ``cannot be read``."""
+    """Why a host path could not be read: ``outside root``, ``is missing``, ``dangling link`` or ``cannot be read``."""
     if outside(root, path):
         return OUTSIDE_ROOT
-    return "cannot be read" if exists(root, path) else "is missing"
+    if not exists(root, path):
+        return "is missing"
+    return "cannot be read" if resolve(root, path) is not None else "dangling link"
 
 
 def link_target(root: str, path: str) -> str | None:

@@ -19,6 +19,7 @@ from collections import Counter
 
 from ansible_collections.gpufabric.cluster.plugins.module_utils.errors import (
     CommandError,
+    CommandTimeout,
     ParseError,
     ProbeRootError,
 )
@@ -460,11 +461,13 @@ def service_from_unit_files(root: str) -> dict:
             "unit_file_state": unit_file_state, "active_state": None}
 
 
-def _read_service(root: str, runner: Runner, warnings: list[str]) -> dict:
+def _read_service(root: str, runner: Runner, errors: list[str], warnings: list[str]) -> dict:
     if find_command(root, "systemctl"):
         try:
             out = run_tool(runner, root, ["systemctl", "show", SERVICE_UNIT,
                                           "--property=LoadState,UnitFileState,ActiveState,SubState"])
+        except CommandTimeout as exc:
+            errors.append(f"{exc}; service state read from the unit files")
         except CommandError as exc:
             warnings.append(f"{exc}; service state read from the unit files")
         else:
@@ -480,6 +483,9 @@ def _read_service(root: str, runner: Runner, warnings: list[str]) -> dict:
 def _read_domain(root: str, runner: Runner, errors: list[str], warnings: list[str]) -> dict | None:
     try:
         return parse_imex_ctl_json(run_tool(runner, root, ["nvidia-imex-ctl", "-N", "-j"]))
+    except CommandTimeout as exc:
+        errors.append(str(exc))  # a hung daemon answers the text form no better
+        return None
     except CommandError:
         pass  # older daemons have no -j: read the text form
     except ParseError as exc:
@@ -563,7 +569,7 @@ def collect_imex(root: str, runner: Runner) -> dict:
         errors.append(str(exc))
         return payload
     payload.update(_read_installation(root, runner, errors, warnings))
-    payload["service"] = _read_service(root, runner, warnings)
+    payload["service"] = _read_service(root, runner, errors, warnings)
     config = _read_config(root, payload["installed"], errors, warnings)
     payload["config"] = config
     nodes_path = (config or {}).get(NODES_CONFIG_KEY) or DEFAULT_NODES_PATH
