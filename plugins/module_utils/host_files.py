@@ -189,11 +189,26 @@ def walk_files(root: str, path: str) -> list[str]:
     except OSError:
         return []
     found = []
-    for directory, subdirs, files in os.walk(top):
-        subdirs.sort()
-        relative = os.path.relpath(directory, top)
-        for name in sorted(files):
-            found.append(path.rstrip("/") + "/" + (name if relative == "." else f"{relative}/{name}"))
+    pending = [("", top)]
+    while pending:
+        relative, directory = pending.pop(0)
+        try:
+            with os.scandir(directory) as scan:
+                entries = sorted(scan, key=lambda entry: entry.name)
+        except OSError:
+            continue
+        subdirs = []
+        for entry in entries:
+            name = f"{relative}/{entry.name}" if relative else entry.name
+            try:
+                is_dir = entry.is_dir(follow_symlinks=False)  # a symlink is never followed, even to a directory
+            except OSError:
+                continue
+            if is_dir:
+                subdirs.append((name, entry.path))
+            else:
+                found.append(path.rstrip("/") + "/" + name)
+        pending[:0] = subdirs
     return found
 
 

@@ -220,7 +220,7 @@ def collect_peermem(root: str, runner: Runner) -> dict:
     payload["nv_peer_mem"] = {"loaded": module_loaded(root, loaded_modules, "nv_peer_mem")}
     if peermem["persisted"] and not peermem["available"] and kernel:
         warnings.append(f"nvidia_peermem is loaded at boot by {', '.join(persisted_in)} "
-                        f"but no nvidia-peermem module exists for kernel {kernel}")
+                        f"but no nvidia-peermem module exists for the running kernel (below /lib/modules)")
     if peermem["loaded"] and payload["nv_peer_mem"]["loaded"]:
         warnings.append("both nvidia_peermem and the legacy nv_peer_mem are loaded; unload nv_peer_mem")
 
