@@ -157,7 +157,8 @@ def corrupt(root: str, outside: str, mutations: list[tuple[str, int, bytes]]) ->
             _clear(path)
             os.mkdir(path)
         elif kind == "denied":
-            os.chmod(path, 0)  # enough when the tests do not run as root
+            if not os.path.islink(path):
+                os.chmod(path, 0)  # enough when the tests do not run as root
             denied.add(os.path.realpath(path))
     return denied
 
@@ -206,7 +207,7 @@ def workspace(tmp_path_factory):
 
 
 @pytest.mark.parametrize("name", sorted(MODULES))
-@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(host=st.sampled_from(HOSTS), mutations=st.lists(mutation, min_size=1, max_size=6))
 def test_corrupted_tree(name, host, mutations, host_trees, module_runner, workspace):
     base = tempfile.mkdtemp(dir=workspace)
