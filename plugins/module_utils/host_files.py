@@ -59,9 +59,7 @@ def check_root(root: str) -> HostRoot:
         raise ProbeRootError(f"root {root!r} does not exist or is not a directory")
     if not os.access(root, os.R_OK | os.X_OK):
         raise ProbeRootError(f"root {root!r} is not readable")
-    if isinstance(root, HostRoot):
-        return root
-    return HostRoot(os.path.realpath(root))
+    return HostRoot(os.path.realpath(root))  # a fresh record per collector: each reports its own refusals
 
 
 def check_probe_root(root: str) -> HostRoot:

@@ -229,7 +229,7 @@ errors:
   description:
     - What could not be read or parsed, each naming the path and the reason (never the content). Empty on a
       healthy host.
-    - A path that leads outside O(root) is never read and named as C(<path>: outside root).
+    - "A path that leads outside O(root) is never read and named as C(<path>: outside root)."
   returned: always
   type: list
   elements: str

@@ -23,8 +23,8 @@ description:
   - Malformed lines of C(config.cfg), unreadable files and failing tools are named in RV(errors); the settings that
     could be parsed are still returned and the task does not fail. An invalid nodes file is reported as a warning.
     Malformed lines are named by number, never by their text.
-  - The nodes file path read from C(config.cfg) is resolved inside O(root) like every other path; one that leads
-    outside is reported as C(<path>: outside root) and not read.
+  - "The nodes file path read from C(config.cfg) is resolved inside O(root) like every other path; one that leads
+    outside is reported as C(<path>: outside root) and not read."
 author: gpufabric.cluster contributors (@gpufabric)
 extends_documentation_fragment:
   - gpufabric.cluster.probe

@@ -336,3 +336,12 @@ def test_fabric_facts_connectx_ports_carry_their_errors(module_runner, fresh_tre
     ports = result["ansible_facts"]["gpufabric"]["connectx"]["ports"]
     assert [port["errors"] for port in ports] == [
         [], [f"{PORT}/link_layer: not a link layer (expected InfiniBand or Ethernet)"]]
+
+
+def test_fabric_facts_reports_an_outside_path_in_the_subset_that_read_it(module_runner, jailed):
+    root, outside = jailed("broken_node")
+    _link(root, f"{PORT}/rate", os.path.join(_climb(root, f"{PORT}/rate", outside), "rate"))
+    result = module_runner(fabric_facts, {"root": root, "gather_subset": ["gpu", "connectx", "imex", "peermem"]})
+    facts = result["ansible_facts"]["gpufabric"]
+    assert facts["connectx"]["errors"] == [f"{PORT}/rate: outside root"]
+    assert (facts["gpu"]["errors"], facts["imex"]["errors"], facts["peermem"]["errors"]) == ([], [], [])
