@@ -84,15 +84,39 @@ importer: build ## galaxy-importer on the built tarball (local checks, no contai
 	@# its ansible-lint resolves gpufabric.cluster.* in the unpacked tarball, not in a copy under ~/.ansible
 	cd $(BUILD) && ANSIBLE_HOME=$(BUILD)/importer-home GALAXY_IMPORTER_CONFIG=$(ROOT)/tests/galaxy-importer.cfg $(BIN)/python -m galaxy_importer.main $(TARBALL)
 
-install-check: build ## install the built tarball and render every plugin's documentation from the installed copy
-	rm -rf $(BUILD)/installed
-	ANSIBLE_COLLECTIONS_PATH=$(BUILD)/installed $(BIN)/ansible-galaxy collection install --force --no-deps -p $(BUILD)/installed $(TARBALL)  # deps: from Galaxy for users, from .venv here
+# The installed copy sees only the collections galaxy.yml declares (symlinked from the pinned `ansible` package in
+# .venv, as Galaxy is unreachable; no sys.path scan): every playbook is syntax-checked through it, and so is a play
+# importing every task file of every role (the playbooks include the roles at run time, which a syntax check does
+# not follow), so that a module of an undeclared collection fails here. That play is written under installed-home,
+# away from .build/collections, which ansible-playbook would read as the collections beside a playbook in .build.
+INSTALLED      := $(BUILD)/installed
+INSTALLED_ENV  := ANSIBLE_COLLECTIONS_PATH=$(INSTALLED) ANSIBLE_COLLECTIONS_SCAN_SYS_PATH=false ANSIBLE_HOME=$(BUILD)/installed-home
+VENV_ANSIBLE_COLLECTIONS = $(firstword $(wildcard $(VENV)/lib/python3*/site-packages/ansible_collections))
+
+install-check: build ## install the built tarball beside its declared dependencies only; ansible-doc and syntax-check from it
+	rm -rf $(INSTALLED) $(BUILD)/installed-home && mkdir -p $(BUILD)/installed-home
+	$(INSTALLED_ENV) $(BIN)/ansible-galaxy collection install --force --no-deps -p $(INSTALLED) $(TARBALL)  # deps: from Galaxy for users, from .venv here
+	@set -e; for dep in $$($(BIN)/python -c 'import yaml; print(" ".join(yaml.safe_load(open("galaxy.yml"))["dependencies"] or {}))'); do \
+	  test -d $(VENV_ANSIBLE_COLLECTIONS)/$${dep/.//} || { echo "$$dep: not in the pinned ansible package"; exit 1; }; \
+	  mkdir -p $(INSTALLED)/ansible_collections/$${dep%%.*}; \
+	  ln -sfn $(VENV_ANSIBLE_COLLECTIONS)/$${dep/.//} $(INSTALLED)/ansible_collections/$${dep/.//}; \
+	  echo "declared dependency $$dep: from the pinned ansible package"; done
 	@set -e; for module in $$(ls plugins/modules | sed -n 's/\.py$$//p'); do \
-	  ANSIBLE_COLLECTIONS_PATH=$(BUILD)/installed $(BIN)/ansible-doc gpufabric.cluster.$$module > /dev/null; \
+	  $(INSTALLED_ENV) $(BIN)/ansible-doc gpufabric.cluster.$$module > /dev/null; \
 	  echo "ansible-doc gpufabric.cluster.$$module: ok"; done
 	@set -e; for filter in $$(ls plugins/filter | sed -n 's/\.yml$$//p'); do \
-	  ANSIBLE_COLLECTIONS_PATH=$(BUILD)/installed $(BIN)/ansible-doc -t filter gpufabric.cluster.$$filter > /dev/null; \
+	  $(INSTALLED_ENV) $(BIN)/ansible-doc -t filter gpufabric.cluster.$$filter > /dev/null; \
 	  echo "ansible-doc -t filter gpufabric.cluster.$$filter: ok"; done
+	@set -e; for playbook in $$(ls playbooks | sed -n 's/\.yml$$//p'); do \
+	  $(INSTALLED_ENV) $(BIN)/ansible-playbook -i localhost, --syntax-check gpufabric.cluster.$$playbook > /dev/null; \
+	  echo "ansible-playbook --syntax-check gpufabric.cluster.$$playbook: ok"; done
+	@cd $(INSTALLED)/ansible_collections/gpufabric/cluster && { \
+	  echo "- {name: Every task file of every role, hosts: localhost, gather_facts: false, tasks: ["; \
+	  for file in roles/*/tasks/*.yml; do role=$${file#roles/}; role=$${role%%/*}; tasks=$${file##*/}; \
+	    echo "  {ansible.builtin.import_role: {name: gpufabric.cluster.$$role, tasks_from: $${tasks%.yml}}},"; done; \
+	  echo "]}"; } > $(BUILD)/installed-home/install-check-roles.yml
+	$(INSTALLED_ENV) $(BIN)/ansible-playbook -i localhost, --syntax-check $(BUILD)/installed-home/install-check-roles.yml > /dev/null
+	@echo "ansible-playbook --syntax-check of every role task file ($$(grep -c import_role $(BUILD)/installed-home/install-check-roles.yml)): ok"
 
 hardware: venv collection ## probe tests against the real driver and NVML (run on a GPU host)
 	PYTHONPATH=$(COLLECTIONS) $(BIN)/pytest -q -s -p no:cacheprovider tests/hardware

@@ -16,6 +16,8 @@ description:
     with any playbook.
   - Only task names, host names and the first line of a failure message are recorded, never task arguments or
     results; a task with C(no_log) keeps its message out as well.
+  - Credentials in a URL (C(https://user:password@host/...)) are shown as C(https://***@host/...) in the printed
+    summary and in C(change-summary.json), in task names and messages alike.
   - A failure that a block's C(rescue) handled is listed too; the play's own outcome says whether it was fatal.
   - Enable it with C(callbacks_enabled = gpufabric.cluster.change_summary) in C(ansible.cfg) or
     E(ANSIBLE_CALLBACKS_ENABLED).
@@ -38,12 +40,15 @@ import os
 
 from ansible.plugins.callback import CallbackBase
 
+from ansible_collections.gpufabric.cluster.plugins.plugin_utils.redact import redact
+
 
 def _first_line(result: dict, no_log: bool) -> str:
     if no_log:
         return "(message hidden by no_log)"
     message = str(result.get("msg") or result.get("stderr") or result.get("reason") or "failed")
-    return message.strip().splitlines()[0][:300] if message.strip() else "failed"
+    # redacted before it is cut, so that a cut never leaves part of a credential behind
+    return redact(message.strip().splitlines()[0])[:300] if message.strip() else "failed"
 
 
 class ChangeLedger:
@@ -53,7 +58,7 @@ class ChangeLedger:
         self.plays: list[dict] = []
 
     def start_play(self, name: str) -> None:
-        self.plays.append({"play": name, "changed": {}, "failed": {}})
+        self.plays.append({"play": redact(name), "changed": {}, "failed": {}})
 
     def _current(self) -> dict:
         if not self.plays:
@@ -62,11 +67,12 @@ class ChangeLedger:
 
     def changed(self, host: str, task: str) -> None:
         tasks = self._current()["changed"].setdefault(host, [])
+        task = redact(task)
         if task not in tasks:
             tasks.append(task)
 
     def failed(self, host: str, task: str, message: str) -> None:
-        self._current()["failed"][host] = {"task": task, "message": message}
+        self._current()["failed"][host] = {"task": redact(task), "message": redact(message)}
 
     def as_dict(self) -> dict:
         plays = [play for play in self.plays if play["changed"] or play["failed"]]

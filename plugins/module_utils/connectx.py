@@ -31,6 +31,8 @@ from ansible_collections.gpufabric.cluster.plugins.module_utils.host_files impor
     check_root,
     exists,
     list_dir,
+    outside,
+    problem,
     read_text,
     resolve,
 )
@@ -60,7 +62,9 @@ MODELS = {
 _BDF_RE = re.compile(r"^[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]$")
 _HOST_BRIDGE_RE = re.compile(r"^pci[0-9a-f]{4}:[0-9a-f]{2}$")
 _CODED_RE = re.compile(r"^\s*(?P<code>\d+)\s*:\s*(?P<name>\S.*?)\s*$")
-_RATE_RE = re.compile(r"^\s*(?P<value>\d+(?:\.\d+)?)\s*Gb/sec\b")
+# What the kernel writes (drivers/infiniband/core/sysfs.c, rate_show): "%d%s Gb/sec (%dX%s)", e.g.
+# "400 Gb/sec (4X NDR)", "2.5 Gb/sec (1X SDR)".
+_RATE_RE = re.compile(r"^(?P<value>\d+(?:\.\d+)?) Gb/sec \(\d+X(?: [A-Z][A-Z0-9]*)?\)$")
 
 
 @dataclass(frozen=True)
@@ -85,12 +89,14 @@ class ConnectXPort:
     numa_node: int | None
     gpus_same_switch: tuple[str, ...]
     gpus_same_numa: tuple[str, ...]
+    errors: tuple[str, ...] = ()  # what is wrong with this port's attributes (also in the payload's errors)
 
     def as_dict(self) -> dict:
         """Return the port as plain, JSON-able data."""
         data = asdict(self)
         data["gpus_same_switch"] = list(self.gpus_same_switch)
         data["gpus_same_numa"] = list(self.gpus_same_numa)
+        data["errors"] = list(self.errors)
         return data
 
 
@@ -109,7 +115,7 @@ def parse_coded(text: str) -> tuple[int, str]:
     """Parse a sysfs ``state``/``phys_state`` value such as ``4: ACTIVE`` into ``(4, 'ACTIVE')``."""
     match = _CODED_RE.match(text)
     if not match:
-        raise ParseError(f"expected '<code>: <name>', got {text!r}")
+        raise ParseError("not a port state (expected '<code>: <name>')")
     return int(match.group("code")), match.group("name")
 
 
@@ -117,8 +123,10 @@ def parse_rate(text: str) -> int | float:
     """Parse a port ``rate`` such as ``400 Gb/sec (4X NDR)`` into Gb/s (``400``; ``2.5`` stays a float)."""
     match = _RATE_RE.match(text)
     if not match:
-        raise ParseError(f"expected '<number> Gb/sec ...', got {text!r}")
+        raise ParseError("not a rate (expected '<number> Gb/sec (<width>X <speed>)')")
     value = float(match.group("value"))
+    if value <= 0:
+        raise ParseError("not a rate (expected '<number> Gb/sec (<width>X <speed>)')")
     return int(value) if value.is_integer() else value
 
 
@@ -126,8 +134,8 @@ def parse_numa_node(text: str) -> int | None:
     """Parse a PCI ``numa_node`` attribute; ``-1`` (unknown) becomes ``None``."""
     try:
         value = int(text)
-    except ValueError as exc:
-        raise ParseError(f"expected an integer, got {text!r}") from exc
+    except ValueError:
+        raise ParseError("not a NUMA node number") from None
     return None if value < 0 else value
 
 
@@ -167,9 +175,16 @@ class _Walk:
         """Read an attribute the probe needs; ``None`` and an error entry when it cannot be read."""
         text = read_text(self.root, path)
         if text is None:
-            reason = "cannot be read" if exists(self.root, path) else "is missing"
-            self.errors.append(f"{path}: {reason}")
+            self.errors.append(f"{path}: {problem(self.root, path)}")
         return text
+
+    def dangling(self, path: str) -> bool:
+        """Whether a link that should lead to a device is there but leads nowhere (an error entry when so)."""
+        if resolve(self.root, path) is not None or not exists(self.root, path):
+            return False
+        reason = "outside root" if outside(self.root, path) else "dangling link"
+        self.errors.append(f"{path}: {reason}")
+        return True
 
     def parsed(self, path: str, parser):
         """Read and parse an attribute; ``None`` and an error entry when either fails."""
@@ -194,7 +209,8 @@ class _Walk:
             link = f"{PCI_DEVICES}/{address}"
             path = resolve(self.root, link)
             if path is None:
-                self.errors.append(f"{link}: does not resolve to a device below the root")
+                reason = "outside root" if outside(self.root, link) else "does not resolve to a device below the root"
+                self.errors.append(f"{link}: {reason}")
                 continue
             vendor = read_text(self.root, f"{path}/vendor")
             pci_class = read_text(self.root, f"{path}/class")
@@ -219,11 +235,16 @@ class _Walk:
     def netdev_for_port(self, port_dir: str, function: PciFunction, port: int) -> tuple[str | None, str | None]:
         """Return ``(name, sysfs directory)`` of the netdev of a port, as ibdev2netdev finds it."""
         ndev = read_text(self.root, f"{port_dir}/gid_attrs/ndevs/0")
+        if ndev and ("/" in ndev or ndev in (".", "..")):
+            self.errors.append(f"{port_dir}/gid_attrs/ndevs/0: not a network interface name")
+            ndev = None
         if ndev:
             netdev_dir = f"{CLASS_NET}/{ndev}"
+            if self.dangling(netdev_dir) or self.dangling(f"{netdev_dir}/device"):
+                return None, None
             if self.is_connectx_netdev(netdev_dir):
                 return ndev, netdev_dir
-            self.warnings.append(f"{port_dir}/gid_attrs/ndevs/0 names {ndev}, which is not a ConnectX netdev "
+            self.warnings.append(f"{port_dir}/gid_attrs/ndevs/0 names a netdev that is not a ConnectX netdev "
                                  f"(its device/vendor is not {MELLANOX_VENDOR}); ignored")
         candidates = []
         for name in list_dir(self.root, f"{function.path}/net"):
@@ -247,7 +268,7 @@ class _Walk:
             dev_id = int(dev_id_text, 0)
             dev_port = int(dev_port_text, 0)
         except ValueError:
-            self.errors.append(f"{netdev_dir}: dev_id {dev_id_text!r} / dev_port {dev_port_text!r} are not integers")
+            self.errors.append(f"{netdev_dir}: dev_id or dev_port is not an integer")
             return None
         return max(dev_id, dev_port) + 1
 
@@ -258,10 +279,12 @@ class _Walk:
         class_dir = f"{CLASS_INFINIBAND}/{rdma_device}"
         if resolve(self.root, class_dir) is not None:
             return class_dir
+        self.dangling(class_dir)
         return f"{function.path}/infiniband/{rdma_device}"
 
     def ports_of(self, function: PciFunction, rdma_device: str, gpus: list[PciFunction]) -> list[ConnectXPort]:
         """Every port of one RDMA device."""
+        device_start = len(self.errors)
         device_dir = self.device_dir(function, rdma_device)
         device_id = self.read(f"{function.path}/device")
         device_id = device_id.lower() if device_id else None
@@ -278,8 +301,10 @@ class _Walk:
                 self.warnings.append(f"{device_dir}/ports/{name}: not a port number; skipped")
         if not port_numbers:
             self.errors.append(f"{device_dir}/ports: no ports found")
+        device_errors = tuple(self.errors[device_start:])
         ports = []
         for number in sorted(port_numbers):
+            port_start = len(self.errors)
             port_dir = f"{device_dir}/ports/{number}"
             state = self.parsed(f"{port_dir}/state", parse_coded)
             phys_state = self.parsed(f"{port_dir}/phys_state", parse_coded)
@@ -292,14 +317,19 @@ class _Walk:
                     self.errors.append(f"{port_dir}/rate: {exc}")
             netdev, netdev_dir = self.netdev_for_port(port_dir, function, number)
             mtu = self.parsed(f"{netdev_dir}/mtu", _parse_int) if netdev_dir else None
+            link_layer = self.read(f"{port_dir}/link_layer")
+            if link_layer is not None and link_layer not in LINK_LAYERS:
+                self.errors.append(f"{port_dir}/link_layer: not a link layer (expected InfiniBand or Ethernet)")
+                link_layer = None
             ports.append(ConnectXPort(
                 pci_address=function.address, device_id=device_id, model=MODELS.get(device_id or ""),
                 rdma_device=rdma_device, port=number, netdev=netdev,
-                link_layer=self.read(f"{port_dir}/link_layer"),
+                link_layer=link_layer,
                 state=state[1] if state else None, state_code=state[0] if state else None,
                 phys_state=phys_state[1] if phys_state else None,
                 rate_gbps=rate_gbps, rate=rate, mtu=mtu, fw_ver=fw_ver, board_id=board_id, numa_node=numa_node,
                 gpus_same_switch=same_switch, gpus_same_numa=same_numa,
+                errors=device_errors + tuple(self.errors[port_start:]),
             ))
         return ports
 
@@ -307,8 +337,8 @@ class _Walk:
 def _parse_int(text: str) -> int:
     try:
         return int(text)
-    except ValueError as exc:
-        raise ParseError(f"expected an integer, got {text!r}") from exc
+    except ValueError:
+        raise ParseError("not an integer") from None
 
 
 def _is_gpu(function: PciFunction) -> bool:
@@ -363,4 +393,5 @@ def collect_connectx(root: str, runner=None) -> dict:
         for rdma_device in rdma_devices:
             ports.extend(walk.ports_of(function, rdma_device, gpus))
     ports.sort(key=lambda port: (natural_key(port.rdma_device), port.port))
+    walk.errors.extend(root.outside_errors(walk.errors))
     return _payload([port.as_dict() for port in ports], sorted(without_rdma), walk.errors, walk.warnings)

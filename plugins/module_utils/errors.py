@@ -28,3 +28,7 @@ class CommandError(GpuFabricError):
 
 class NvmlError(GpuFabricError):
     """NVML could not be initialised or a query failed."""
+
+
+class CommandTimeout(CommandError):
+    """A read-only helper command did not finish within the probe's ``command_timeout``; it was killed."""

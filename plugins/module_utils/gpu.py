@@ -33,6 +33,8 @@ from ansible_collections.gpufabric.cluster.plugins.module_utils.host_files impor
     exists,
     link_target,
     list_dir,
+    outside,
+    problem,
     read_text,
 )
 from ansible_collections.gpufabric.cluster.plugins.module_utils.nvidia_driver import read_nvidia_driver
@@ -79,12 +81,12 @@ def normalize_pci_address(bus_id: str) -> str:
 def _read_hex(root: str, path: str, errors: list[str]) -> int | None:
     text = read_text(root, path)
     if text is None:
-        errors.append(f"{path}: cannot be read")
+        errors.append(f"{path}: {problem(root, path)}")
         return None
     try:
         return int(text, 16)
     except ValueError:
-        errors.append(f"{path}: {text[:40]!r} is not a hexadecimal number")
+        errors.append(f"{path}: not a hexadecimal number")
         return None
 
 
@@ -95,7 +97,7 @@ def _read_numa_node(root: str, path: str, errors: list[str]) -> int | None:
     try:
         node = int(text)
     except ValueError:
-        errors.append(f"{path}: {text[:40]!r} is not a NUMA node number")
+        errors.append(f"{path}: not a NUMA node number")
         return None
     return node if node >= 0 else None
 
@@ -104,7 +106,8 @@ def list_pci_gpus(root: str) -> tuple[list[PciGpu], list[str]]:
     """Return the NVIDIA GPU functions below ``root`` in PCI address order, and what could not be read."""
     errors: list[str] = []
     if not exists(root, PCI_DEVICES):
-        return [], [f"{PCI_DEVICES}: not found"]
+        return [], [f"{PCI_DEVICES}: {problem(root, PCI_DEVICES)}" if outside(root, PCI_DEVICES)
+                    else f"{PCI_DEVICES}: not found"]
     gpus = []
     for name in list_dir(root, PCI_DEVICES):
         base = f"{PCI_DEVICES}/{name}"
@@ -302,4 +305,5 @@ def collect_gpu(root: str, runner: t.Any = None, source_factory: SourceFactory |
     result["cliques"] = sorted({gpu["fabric"]["clique"] for gpu in gpus if gpu["fabric"] and gpu["fabric"]["clique"]})
     if len(result["cliques"]) > 1:
         result["warnings"].append(f"GPUs of this host report different cliques: {', '.join(result['cliques'])}")
+    result["errors"].extend(root.outside_errors(result["errors"]))
     return result

@@ -19,6 +19,7 @@ from collections import Counter
 
 from ansible_collections.gpufabric.cluster.plugins.module_utils.errors import (
     CommandError,
+    CommandTimeout,
     ParseError,
     ProbeRootError,
 )
@@ -28,6 +29,8 @@ from ansible_collections.gpufabric.cluster.plugins.module_utils.host_files impor
     exists,
     link_target,
     list_dir,
+    outside,
+    problem,
     read_lines,
     read_text,
 )
@@ -94,8 +97,9 @@ def scan_imex_config(text: str) -> tuple[dict[str, str], list[tuple[int, str]]]:
 
 
 def describe_bad_lines(bad_lines: list[tuple[int, str]], limit: int = 5) -> str:
-    """Describe malformed lines for an error message: ``line 3 ('garbage'), line 7 ('x')``."""
-    shown = [f"line {number} ({line.strip()[:60]!r})" for number, line in bad_lines[:limit]]
+    """Describe malformed lines for an error message by number only (``lines 3, 7``): never their text."""
+    numbers = [str(number) for number, _line in bad_lines[:limit]]
+    shown = [("line " if len(bad_lines) == 1 else "lines ") + ", ".join(numbers)]
     if len(bad_lines) > limit:
         shown.append(f"and {len(bad_lines) - limit} more")
     return ", ".join(shown)
@@ -153,10 +157,11 @@ def describe_nodes_problems(nodes: dict) -> str:
     if nodes["duplicates"]:
         problems.append("addresses listed more than once: " + ", ".join(nodes["duplicates"]))
     if nodes["invalid"]:
-        entries = [f"line {item['line']} ({item['value'][:60]!r})" for item in nodes["invalid"][:5]]
+        entries = [str(item["line"]) for item in nodes["invalid"][:5]]
         if len(nodes["invalid"]) > 5:
             entries.append(f"and {len(nodes['invalid']) - 5} more")
-        problems.append("entries that are not IP addresses: " + ", ".join(entries))
+        problems.append("entries that are not IP addresses on line" + ("s " if len(nodes["invalid"]) > 1 else " ")
+                        + ", ".join(entries))
     return "; ".join(problems)
 
 
@@ -456,11 +461,13 @@ def service_from_unit_files(root: str) -> dict:
             "unit_file_state": unit_file_state, "active_state": None}
 
 
-def _read_service(root: str, runner: Runner, warnings: list[str]) -> dict:
+def _read_service(root: str, runner: Runner, errors: list[str], warnings: list[str]) -> dict:
     if find_command(root, "systemctl"):
         try:
             out = run_tool(runner, root, ["systemctl", "show", SERVICE_UNIT,
                                           "--property=LoadState,UnitFileState,ActiveState,SubState"])
+        except CommandTimeout as exc:
+            errors.append(f"{exc}; service state read from the unit files")
         except CommandError as exc:
             warnings.append(f"{exc}; service state read from the unit files")
         else:
@@ -476,6 +483,9 @@ def _read_service(root: str, runner: Runner, warnings: list[str]) -> dict:
 def _read_domain(root: str, runner: Runner, errors: list[str], warnings: list[str]) -> dict | None:
     try:
         return parse_imex_ctl_json(run_tool(runner, root, ["nvidia-imex-ctl", "-N", "-j"]))
+    except CommandTimeout as exc:
+        errors.append(str(exc))  # a hung daemon answers the text form no better
+        return None
     except CommandError:
         pass  # older daemons have no -j: read the text form
     except ParseError as exc:
@@ -518,8 +528,8 @@ def empty_payload() -> dict:
 def _read_config(root: str, installed: bool, errors: list[str], warnings: list[str]) -> dict[str, str] | None:
     lines = read_lines(root, CONFIG_PATH)  # unstripped, so that reported line numbers match the file
     if lines is None:
-        if exists(root, CONFIG_PATH):
-            errors.append(f"{CONFIG_PATH}: cannot be read")
+        if exists(root, CONFIG_PATH) or outside(root, CONFIG_PATH):
+            errors.append(f"{CONFIG_PATH}: {problem(root, CONFIG_PATH)}")
         elif installed:
             warnings.append(f"{CONFIG_PATH} does not exist although nvidia-imex is installed")
         return None
@@ -532,8 +542,8 @@ def _read_config(root: str, installed: bool, errors: list[str], warnings: list[s
 def _read_nodes(root: str, path: str, expected: bool, errors: list[str], warnings: list[str]) -> dict | None:
     lines = read_lines(root, path)
     if lines is None:
-        if exists(root, path):
-            errors.append(f"{path}: cannot be read")
+        if exists(root, path) or outside(root, path):
+            errors.append(f"{path}: {problem(root, path)}")
         elif expected:
             warnings.append(f"IMEX nodes file {path} does not exist")
         return None
@@ -559,13 +569,17 @@ def collect_imex(root: str, runner: Runner) -> dict:
         errors.append(str(exc))
         return payload
     payload.update(_read_installation(root, runner, errors, warnings))
-    payload["service"] = _read_service(root, runner, warnings)
+    payload["service"] = _read_service(root, runner, errors, warnings)
     config = _read_config(root, payload["installed"], errors, warnings)
     payload["config"] = config
     nodes_path = (config or {}).get(NODES_CONFIG_KEY) or DEFAULT_NODES_PATH
     expected = payload["installed"] or config is not None
-    payload["nodes"] = _read_nodes(root, nodes_path, expected, errors, warnings)
+    if not nodes_path.startswith("/"):
+        errors.append(f"{CONFIG_PATH}: {NODES_CONFIG_KEY} is not an absolute path")
+    else:
+        payload["nodes"] = _read_nodes(root, nodes_path, expected, errors, warnings)
     payload["channels"] = _read_channels(root)
     if payload["service"]["active"]:
         payload["domain"] = _read_domain(root, runner, errors, warnings)
+    errors.extend(root.outside_errors(errors))
     return payload

@@ -8,7 +8,7 @@ address, asked as ``setup`` asks (``route get 8.8.8.8``, ``route get 2404:6800:4
 ``interfaces``: per interface its primary IPv4 address (``address``, ``netmask``, ``network``, ``prefix``,
 ``broadcast``) and its IPv6 addresses (``address``, ``prefix``, ``scope``) from ``addr show``.  The three
 questions go to one ``ip -json -force -batch -`` process (one JSON list per answered line; a route that does
-not exist prints nothing).  The ``ip`` tool is the one below ``root`` (host_commands); one that resolves
+not exist prints nothing).  The ``ip`` tool is the one below ``root`` (host_commands); one that leads
 outside ``root`` is refused.
 Pure parsers over the tool's text; nothing raises out of :func:`collect_network`.
 """
@@ -24,8 +24,8 @@ from ansible_collections.gpufabric.cluster.plugins.module_utils.errors import (
     ParseError,
     ProbeRootError,
 )
-from ansible_collections.gpufabric.cluster.plugins.module_utils.host_commands import Runner, find_command
-from ansible_collections.gpufabric.cluster.plugins.module_utils.host_files import check_root, resolve
+from ansible_collections.gpufabric.cluster.plugins.module_utils.host_commands import Runner, find_command, run_found
+from ansible_collections.gpufabric.cluster.plugins.module_utils.host_files import check_root
 
 # The destinations setup's network collector asks the route to (ansible.module_utils.facts.network.linux).
 ROUTE_PROBES = {"ipv4": ("-4", "8.8.8.8"), "ipv6": ("-6", "2404:6800:400a:800::1012")}
@@ -190,18 +190,12 @@ def collect_network(root: str, runner: Runner) -> dict:
     except ProbeRootError as exc:
         errors.append(str(exc))
         return payload
-    tool = find_command(root, "ip")
-    if tool is None:
+    if find_command(root, "ip") is None:
         errors.append("ip: not found below the probe root")
+        errors.extend(root.outside_errors(errors))
         return payload
-    relative = "/" + tool[len(root):].lstrip("/") if root != "/" else tool
-    if resolve(root, relative) is None:
-        errors.append(f"ip: {relative} leads outside the probe root")
-        return payload
-
-    rc, out, err = runner([tool, "-json", "-force", "-batch", "-"], check_rc=False, data=BATCH,
-                          environ_update={"LC_ALL": "C"})
     try:
+        rc, out, err = run_found(runner, root, ["ip", "-json", "-force", "-batch", "-"], data=BATCH)
         addresses, routes = split_batch(out)
         if addresses is None:  # rc is 1 also when only a route is missing; the address list never is
             detail = (err or "").strip().splitlines()

@@ -18,11 +18,12 @@ from ansible_collections.gpufabric.cluster.plugins.module_utils.errors import Co
 from ansible_collections.gpufabric.cluster.plugins.module_utils.host_commands import Runner, find_command, run_tool
 from ansible_collections.gpufabric.cluster.plugins.module_utils.host_files import (
     check_root,
-    host_path,
     link_target,
     list_dir,
+    problem,
     read_lines,
     read_text,
+    walk_files,
 )
 from ansible_collections.gpufabric.cluster.plugins.module_utils.nvidia_driver import read_nvidia_driver
 
@@ -44,6 +45,8 @@ HOST_UNREADABLE = "host_unreadable"
 REASON_CODES = (NO_DRIVER, PROPRIETARY_MODULES, KERNEL_MODULE_UNKNOWN, KERNEL_UNKNOWN, KERNEL_TOO_OLD, HOST_UNREADABLE)
 
 _KERNEL_RE = re.compile(r"^\s*(\d+)\.(\d+)(?:\.(\d+))?")
+# What uname -r can print: a release is one path component of printable characters (it names /lib/modules/<r>).
+_RELEASE_RE = re.compile(r"^[0-9][0-9A-Za-z._+~-]{0,63}$")
 
 
 def parse_kernel_version(release: str | None) -> tuple[int, int, int] | None:
@@ -115,13 +118,9 @@ def find_module_file(root: str, kernel_release: str | None) -> str | None:
         path = line.split(":", 1)[0].strip()
         if os.path.basename(path) in PEERMEM_FILES:
             return path if path.startswith("/") else f"{base}/{path}"
-    top = host_path(root, base)
-    for directory, subdirs, files in os.walk(top):
-        subdirs.sort()
-        for name in sorted(files):
-            if name in PEERMEM_FILES:
-                relative = os.path.relpath(os.path.join(directory, name), top)
-                return f"{base}/{relative}"
+    for path in walk_files(root, base):
+        if os.path.basename(path) in PEERMEM_FILES:
+            return path
     return None
 
 
@@ -198,12 +197,15 @@ def collect_peermem(root: str, runner: Runner) -> dict:
         return payload
     kernel = read_text(root, OSRELEASE) or None
     if kernel is None:
-        errors.append(f"{OSRELEASE}: cannot be read")
+        errors.append(f"{OSRELEASE}: {problem(root, OSRELEASE)}")
+    elif parse_kernel_version(kernel) is None or not _RELEASE_RE.match(kernel):
+        errors.append(f"{OSRELEASE}: not a kernel release")
+        kernel = None
     payload["kernel_version"] = kernel
 
     modules_text = read_text(root, "/proc/modules")
     if modules_text is None:
-        errors.append("/proc/modules: cannot be read")
+        errors.append(f"/proc/modules: {problem(root, '/proc/modules')}")
     loaded_modules = parse_proc_modules(modules_text or "")
 
     persisted_in = find_persisted(root)
@@ -218,7 +220,7 @@ def collect_peermem(root: str, runner: Runner) -> dict:
     payload["nv_peer_mem"] = {"loaded": module_loaded(root, loaded_modules, "nv_peer_mem")}
     if peermem["persisted"] and not peermem["available"] and kernel:
         warnings.append(f"nvidia_peermem is loaded at boot by {', '.join(persisted_in)} "
-                        f"but no nvidia-peermem module exists for kernel {kernel}")
+                        f"but no nvidia-peermem module exists for the running kernel (below /lib/modules)")
     if peermem["loaded"] and payload["nv_peer_mem"]["loaded"]:
         warnings.append("both nvidia_peermem and the legacy nv_peer_mem are loaded; unload nv_peer_mem")
 
@@ -234,4 +236,5 @@ def collect_peermem(root: str, runner: Runner) -> dict:
     else:
         method = None
     payload["gpudirect_rdma"] = {"ready": method is not None, "method": method}
+    errors.extend(root.outside_errors(errors))
     return payload

@@ -21,6 +21,11 @@ description:
     the pairing that matters for GPUDirect RDMA.
   - A ConnectX function without an RDMA device (C(mlx5_ib) not loaded) is listed in RV(functions_without_rdma).
   - Unreadable or malformed attributes are returned as V(null) and named in RV(errors); the task does not fail.
+    Values a kernel never writes (a link layer other than C(InfiniBand) or C(Ethernet), a rate that is not
+    C(<n> Gb/sec (<w>X <speed>)), a dangling device link) are also named in the C(errors) of their port,
+    RV(ports[].errors), so that a port with errors counts as failed, not as found.
+  - Errors and warnings name the path and what is wrong with it, never the file's content.
+  - Only a O(root) that does not exist or has no C(sys/) fails the task.
 author: gpufabric.cluster contributors (@gpufabric)
 extends_documentation_fragment:
   - gpufabric.cluster.probe
@@ -176,6 +181,15 @@ ports:
       type: list
       elements: str
       sample: ["0000:1b:00.0", "0000:43:00.0", "0000:52:00.0", "0000:61:00.0"]
+    errors:
+      description:
+        - What is wrong with this port's attributes (and those of its RDMA device and PCI function), each
+          naming the path and the reason; also listed in RV(errors). Empty for a healthy port.
+        - A port with entries here is not a usable port, whatever its other values say.
+      returned: always
+      type: list
+      elements: str
+      sample: ["/sys/class/infiniband/mlx5_1/ports/1/link_layer: not a link layer (expected InfiniBand or Ethernet)"]
 count:
   description: Number of entries in RV(ports).
   returned: always
@@ -212,25 +226,30 @@ functions_without_rdma:
   elements: str
   sample: ["0000:aa:00.1"]
 errors:
-  description: What could not be read or parsed, each naming the path and the reason. Empty on a healthy host.
+  description:
+    - What could not be read or parsed, each naming the path and the reason (never the content). Empty on a
+      healthy host.
+    - "A path that leads outside O(root) is never read and named as C(<path>: outside root)."
   returned: always
   type: list
   elements: str
-  sample: ["/sys/class/infiniband/mlx5_1/ports/1/rate: expected '<number> Gb/sec ...', got 'garbage'"]
+  sample: ["/sys/class/infiniband/mlx5_1/ports/1/rate: not a rate (expected '<number> Gb/sec (<width>X <speed>)')"]
 """
 
 from ansible.module_utils.basic import AnsibleModule
 
+from ansible_collections.gpufabric.cluster.plugins.module_utils import probe_module
 from ansible_collections.gpufabric.cluster.plugins.module_utils.connectx import collect_connectx
 
 
 def main() -> None:
     """Run the module."""
     module = AnsibleModule(
-        argument_spec={"root": {"type": "path", "default": "/"}},
+        argument_spec=probe_module.argument_spec(),
         supports_check_mode=True,
     )
-    payload = collect_connectx(module.params["root"], module.run_command)
+    root, runner = probe_module.start(module)
+    payload = collect_connectx(root, runner)
     for warning in payload.pop("warnings"):
         module.warn(warning)
     module.exit_json(changed=False, **payload)

@@ -20,7 +20,8 @@ description:
     M(ansible.builtin.setup) reports the ones the IMEX address rule reads (C(default_ipv4), C(default_ipv6), the
     addresses of every interface), so that one facts module per host is enough for the preflight.
   - Read only. A device that is absent is reported absent; anything that cannot be read is listed in the
-    C(errors) of its subset and never fails the task.
+    C(errors) of its subset and does not fail the task. Only a O(root) that does not exist or has no C(sys/)
+    fails it.
 author: gpufabric.cluster contributors (@gpufabric)
 options:
   gather_subset:
@@ -109,7 +110,9 @@ ansible_facts:
             count: 4
             cliques: ["3c1a5f2e-9b7d-4c2a-8e6f-1d0b7a9c4e21.1"]
         connectx:
-          description: The result of M(gpufabric.cluster.connectx_info).
+          description:
+            - The result of M(gpufabric.cluster.connectx_info), each of its C(ports) with its own C(errors) list
+              (what is wrong with that port; a port with errors is not usable).
           returned: when gathered
           type: dict
           sample: {count: 5, rdma_devices: [mlx5_0, mlx5_1, mlx5_2, mlx5_3, mlx5_4]}
@@ -175,6 +178,7 @@ ansible_facts:
 
 from ansible.module_utils.basic import AnsibleModule
 
+from ansible_collections.gpufabric.cluster.plugins.module_utils import probe_module
 from ansible_collections.gpufabric.cluster.plugins.module_utils.errors import GpuFabricError
 from ansible_collections.gpufabric.cluster.plugins.module_utils.fabric import collect_fabric, select_subsets
 
@@ -182,17 +186,17 @@ from ansible_collections.gpufabric.cluster.plugins.module_utils.fabric import co
 def main() -> None:
     """Module entry point."""
     module = AnsibleModule(
-        argument_spec={
-            "root": {"type": "path", "default": "/"},
-            "gather_subset": {"type": "list", "elements": "str", "default": ["all"]},
-        },
+        argument_spec=probe_module.argument_spec(
+            gather_subset={"type": "list", "elements": "str", "default": ["all"]},
+        ),
         supports_check_mode=True,
     )
     try:
         subsets = select_subsets(module.params["gather_subset"])
     except GpuFabricError as exc:
         module.fail_json(msg=str(exc))
-    facts = collect_fabric(module.params["root"], module.run_command, subsets)
+    root, runner = probe_module.start(module)
+    facts = collect_fabric(root, runner, subsets)
     for warning in facts.pop("warnings"):
         module.warn(warning)
     module.exit_json(changed=False, ansible_facts={"gpufabric": facts})

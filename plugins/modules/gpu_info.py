@@ -22,7 +22,7 @@ description:
     Multi-Node NVLink domain share a clique; an NVSwitch system that is not multi-node reports an all-zero
     cluster UUID and no clique.
   - Read only. A host without GPUs reports none; what cannot be read is listed in RV(errors) or warned
-    about, and never fails the task.
+    about, and does not fail the task; only a O(root) that does not exist or has no C(sys/) fails it.
   - NVML always describes the running host, so it is only asked when O(root) is C(/).
 author: gpufabric.cluster contributors (@gpufabric)
 requirements:
@@ -203,16 +203,18 @@ errors:
 
 from ansible.module_utils.basic import AnsibleModule
 
+from ansible_collections.gpufabric.cluster.plugins.module_utils import probe_module
 from ansible_collections.gpufabric.cluster.plugins.module_utils.gpu import collect_gpu
 
 
 def main() -> None:
     """Module entry point."""
     module = AnsibleModule(
-        argument_spec={"root": {"type": "path", "default": "/"}},
+        argument_spec=probe_module.argument_spec(),
         supports_check_mode=True,
     )
-    result = collect_gpu(module.params["root"], module.run_command)
+    root, runner = probe_module.start(module)
+    result = collect_gpu(root, runner)
     for warning in result.pop("warnings"):
         module.warn(warning)
     module.exit_json(changed=False, **result)

@@ -22,6 +22,9 @@ description:
     node of the domain; host names are not accepted.
   - Malformed lines of C(config.cfg), unreadable files and failing tools are named in RV(errors); the settings that
     could be parsed are still returned and the task does not fail. An invalid nodes file is reported as a warning.
+    Malformed lines are named by number, never by their text.
+  - "The nodes file path read from C(config.cfg) is resolved inside O(root) like every other path; one that leads
+    outside is reported as C(<path>: outside root) and not read."
 author: gpufabric.cluster contributors (@gpufabric)
 extends_documentation_fragment:
   - gpufabric.cluster.probe
@@ -285,16 +288,18 @@ errors:
 
 from ansible.module_utils.basic import AnsibleModule
 
+from ansible_collections.gpufabric.cluster.plugins.module_utils import probe_module
 from ansible_collections.gpufabric.cluster.plugins.module_utils.imex import collect_imex
 
 
 def main() -> None:
     """Run the module."""
     module = AnsibleModule(
-        argument_spec={"root": {"type": "path", "default": "/"}},
+        argument_spec=probe_module.argument_spec(),
         supports_check_mode=True,
     )
-    payload = collect_imex(module.params["root"], module.run_command)
+    root, runner = probe_module.start(module)
+    payload = collect_imex(root, runner)
     for warning in payload.pop("warnings"):
         module.warn(warning)
     module.exit_json(changed=False, **payload)

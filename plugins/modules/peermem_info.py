@@ -18,7 +18,8 @@ description:
   - Judges DMA-BUF support with the GPU Operator's prerequisites (open NVIDIA kernel module, Linux 5.12 or newer, a
     loaded driver) and names every unmet requirement in RV(dma_buf.reasons).
   - GPUDirect RDMA is ready when DMA-BUF is supported, else when C(nvidia_peermem) is loaded.
-  - Unreadable files and a failing C(ofed_info) are named in RV(errors); the task does not fail. A host without OFED
+  - Unreadable files and a failing C(ofed_info) are named in RV(errors); the task does not fail (only a O(root)
+    that does not exist or has no C(sys/) fails it). A host without OFED
     is not an error.
 author: gpufabric.cluster contributors (@gpufabric)
 extends_documentation_fragment:
@@ -197,16 +198,18 @@ errors:
 
 from ansible.module_utils.basic import AnsibleModule
 
+from ansible_collections.gpufabric.cluster.plugins.module_utils import probe_module
 from ansible_collections.gpufabric.cluster.plugins.module_utils.peermem import collect_peermem
 
 
 def main() -> None:
     """Run the module."""
     module = AnsibleModule(
-        argument_spec={"root": {"type": "path", "default": "/"}},
+        argument_spec=probe_module.argument_spec(),
         supports_check_mode=True,
     )
-    payload = collect_peermem(module.params["root"], module.run_command)
+    root, runner = probe_module.start(module)
+    payload = collect_peermem(root, runner)
     for warning in payload.pop("warnings"):
         module.warn(warning)
     module.exit_json(changed=False, **payload)

@@ -8,17 +8,40 @@ Called twice by a role: without ``shown`` it picks the source (local chart, OCI 
 repository) and returns the ``helm show chart`` arguments that prove it usable; with ``shown`` (the
 registered result of that command) it checks the answer and returns what ``kubernetes.core.helm`` needs.
 Errors are :class:`ChartSourceError` naming the role variable.
+
+A repository URL may carry credentials (``https://user:password@host/charts``): they never leave this module in a
+message or in the result. The result's ``chart_repo_url`` and ``show`` arguments hold the URL without them,
+``location`` and every message show it as ``https://***@host/charts`` (:func:`...plugin_utils.redact.redact`), and
+``credentials`` says that the caller must pass them to helm itself (``--username``/``--password``, read from the
+role variable where they are written, so that no registered fact holds them).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from urllib.parse import urlsplit, urlunsplit
 
 import yaml
 
+from ansible_collections.gpufabric.cluster.plugins.plugin_utils.redact import redact
+
 
 class ChartSourceError(ValueError):
-    """No usable chart source; the message names the role variable."""
+    """No usable chart source; the message names the role variable and never holds a credential."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(redact(message))
+
+
+def _without_credentials(url: str) -> tuple[str, bool]:
+    """``url`` without its userinfo, and whether it had one."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return redact(url), "@" in url
+    if "@" not in parts.netloc:
+        return url, False
+    return urlunsplit(parts._replace(netloc=parts.netloc.rpartition("@")[2])), True
 
 
 def _text(spec: Mapping, key: str) -> str:
@@ -32,23 +55,24 @@ def resolve(spec: Mapping, prefix: str) -> dict:
     name, version = _text(spec, "name"), _text(spec, "version")
     if path:
         return {"source": "local", "chart_ref": path, "chart_repo_url": None, "chart_version": None,
-                "variable": f"{prefix}_chart_path", "location": path, "name": name, "version": version,
-                "show": ["show", "chart", path]}
+                "credentials": False, "variable": f"{prefix}_chart_path", "location": path, "name": name,
+                "version": version, "show": ["show", "chart", path]}
     if oci:
         if not oci.startswith("oci://"):
             raise ChartSourceError(f"{prefix}_chart_oci_ref {oci!r} is not an oci:// reference")
         show = ["show", "chart", oci] + (["--version", version] if version else [])
         return {"source": "oci", "chart_ref": oci, "chart_repo_url": None, "chart_version": version or None,
-                "variable": f"{prefix}_chart_oci_ref", "location": oci, "name": name, "version": version,
-                "show": show}
+                "credentials": False, "variable": f"{prefix}_chart_oci_ref", "location": redact(oci), "name": name,
+                "version": version, "show": show}
     if repo:
         if not name:
             raise ChartSourceError(f"{prefix}_chart_name is empty: the chart to take from {prefix}_chart_repo_url "
                                    f"{repo}")
-        show = ["show", "chart", name, "--repo", repo] + (["--version", version] if version else [])
-        return {"source": "repo", "chart_ref": name, "chart_repo_url": repo, "chart_version": version or None,
-                "variable": f"{prefix}_chart_repo_url", "location": f"{repo} ({name})", "name": name,
-                "version": version, "show": show}
+        url, credentials = _without_credentials(repo)
+        show = ["show", "chart", name, "--repo", url] + (["--version", version] if version else [])
+        return {"source": "repo", "chart_ref": name, "chart_repo_url": url, "chart_version": version or None,
+                "credentials": credentials, "variable": f"{prefix}_chart_repo_url",
+                "location": f"{redact(repo)} ({name})", "name": name, "version": version, "show": show}
     raise ChartSourceError(f"no chart source: {prefix}_chart_path, {prefix}_chart_oci_ref and {prefix}_chart_repo_url "
                            "are all empty; set one (a local chart directory or tarball for air-gapped sites)")
 
@@ -76,7 +100,8 @@ def check(chosen: Mapping, shown: Mapping, prefix: str) -> dict:
     if chosen["version"] and found.lstrip("v") != chosen["version"].lstrip("v"):
         raise ChartSourceError(f"{prefix}_chart_version {chosen['version']} does not exist at {where}: the chart "
                                f"there is version {found}")
-    result = {key: chosen[key] for key in ("source", "chart_ref", "chart_repo_url", "chart_version", "variable")}
+    result = {key: chosen[key] for key in ("source", "chart_ref", "chart_repo_url", "chart_version", "credentials",
+                                           "variable")}
     result.update(name=str(meta.get("name") or ""), version=found, app_version=str(meta.get("appVersion") or ""))
     return result
 

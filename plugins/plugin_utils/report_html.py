@@ -4,6 +4,8 @@
 """Render validation results as one self-contained HTML page: nvbandwidth heatmaps and RDMA bars.
 
 The logic of the ``gpufabric.cluster.validation_report_html`` filter; errors are :class:`.report_markdown.ReportError`.
+Every text is redacted (:func:`...plugin_utils.redact.redact`) before it is escaped, so a URL with credentials shows
+as ``https://***@host/...``.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import html
 import typing as t
 from collections.abc import Mapping
 
+from ansible_collections.gpufabric.cluster.plugins.plugin_utils.redact import redact
 from ansible_collections.gpufabric.cluster.plugins.plugin_utils.report_markdown import ReportError
 
 STYLE = """
@@ -30,7 +33,7 @@ ul.reasons li { color: #a40e26; }
 
 
 def _escape(value: t.Any) -> str:
-    return html.escape("" if value is None else str(value))
+    return html.escape(redact("" if value is None else str(value)))
 
 
 def _colour(value: float, threshold: float, best: float) -> str:

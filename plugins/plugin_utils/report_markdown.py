@@ -9,6 +9,9 @@ roles; the filters ``gpufabric.cluster.preflight_markdown``, ``gpufabric.cluster
 ``gpufabric.cluster.site_summary_markdown``, ``gpufabric.cluster.rdma_markdown`` and
 ``gpufabric.cluster.compute_domain_markdown`` are their entry points.
 Errors are :class:`ReportError`.
+
+Every document passes through :func:`...plugin_utils.redact.redact` as a whole: a message that quoted a URL with
+credentials shows it as ``https://***@host/...``.
 """
 
 from __future__ import annotations
@@ -16,12 +19,19 @@ from __future__ import annotations
 import typing as t
 from collections.abc import Mapping
 
+from ansible_collections.gpufabric.cluster.plugins.plugin_utils.redact import redact
+
 
 class ReportError(ValueError):
     """Input that is not the report a renderer expects."""
 
 
 _ICONS = {"pass": "PASS", "warn": "WARN", "fail": "FAIL", "skip": "skip", "no_hardware": "NO HW"}
+
+
+def _document(lines: t.Sequence[str]) -> str:
+    """The lines as one document, redacted."""
+    return redact("\n".join(lines) + "\n")
 
 
 def _cell(value: t.Any) -> str:
@@ -59,7 +69,7 @@ def preflight_markdown(report: Mapping, title: str = "GPU fabric readiness") -> 
             lines.append(f"| {_cell(domain['clique'])} | {_cell(domain['members'])} "
                          f"| {_ICONS.get(domain['status'], domain['status'])} "
                          f"| {_cell(domain['problems'] + domain['notes'])} |")
-    return "\n".join(lines) + "\n"
+    return _document(lines)
 
 
 def _outcome(host: str, summary: Mapping) -> str:
@@ -78,7 +88,7 @@ def site_summary_markdown(summary: Mapping) -> str:
              "| host | preflight | outcome |", "|---|---|---|"]
     lines += [f"| {host} | {status} | {_outcome(host, summary)} |"
               for host, status in sorted((summary["preflight"].get("status") or {}).items())]
-    cluster = summary.get("cluster_failure")
+    cluster = redact(summary.get("cluster_failure"))
     failures = summary.get("validation_failures") or []
     if failures:
         validation = "FAIL: " + "; ".join(failures)
@@ -87,7 +97,7 @@ def site_summary_markdown(summary: Mapping) -> str:
     phase = "ok or not run" if cluster is None else f"failed: {cluster}"
     lines += ["", f"- cluster phase: {phase}",
               f"- validation: {validation}", f"- preflight report: {summary['reports']['preflight']}"]
-    return "\n".join(lines) + "\n"
+    return _document(lines)
 
 
 def validation_markdown(validation: Mapping) -> str:
@@ -104,7 +114,7 @@ def validation_markdown(validation: Mapping) -> str:
         lines.append(f"- RDMA {result.get('name')}: {verdict.get('status')}, {verdict.get('best_average_gbps')} of "
                      f"{verdict.get('line_rate_gbps')} Gb/s")
     lines += [f"- failed: {failure}" for failure in failures]
-    return "\n".join(lines) + "\n"
+    return _document(lines)
 
 
 MANAGED = "<!-- Ansible managed -->"
@@ -130,7 +140,7 @@ def rdma_markdown(results: t.Sequence[Mapping]) -> str:
     for result in results:
         if result["verdict"].get("reasons"):
             lines += ["", f"- {result['name']}: {'; '.join(result['verdict']['reasons'])}"]
-    return "\n".join(lines) + "\n"
+    return _document(lines)
 
 
 def _worst(case: Mapping) -> str:
@@ -156,4 +166,4 @@ def compute_domain_markdown(result: Mapping) -> str:
         lines.append(f"| {case['name']} | {case['status']} | {_worst(case)} | {best} | {spread} |")
     if verdict.get("reasons"):
         lines += ["", "## Reasons", *(f"- {reason}" for reason in verdict["reasons"])]
-    return "\n".join(lines) + "\n"
+    return _document(lines)

@@ -13,6 +13,8 @@ from __future__ import annotations
 import typing as t
 from collections.abc import Mapping
 
+from ansible_collections.gpufabric.cluster.plugins.plugin_utils.redact import redact
+
 NO_HARDWARE = "no NVIDIA GPU or ConnectX port found"
 # The preflight checks no host role can repair: the default gate.
 DEFAULT_GATE_CHECKS = ("probe", "fabric")
@@ -87,11 +89,14 @@ def site_summary(site: Mapping | None, converged: t.Sequence[str], cluster_failu
     ``site`` is the record of :func:`site_gate` (None when the gate did not run); ``cluster_failure`` what the
     cluster phase deferred (``gpufabric_cluster_failure``); ``validation`` the validation result
     (``gpufabric_validation``, None when it did not run).
+    Every reason and failure is redacted (:func:`...plugin_utils.redact.redact`): a message that quoted a URL with
+    credentials or a mapping holding a secret (a kubeconfig, registry credentials) never reaches the summary.
     """
     site = site or {}
-    excluded = dict(site.get("excluded") or {})
-    failed = dict(site.get("failed") or {})
-    failures = list((validation or {}).get("failures") or [])
+    excluded = {host: redact(reasons) for host, reasons in dict(site.get("excluded") or {}).items()}
+    failed = {host: redact(reason) for host, reason in dict(site.get("failed") or {}).items()}
+    failures = [redact(failure) for failure in (validation or {}).get("failures") or []]
+    cluster_failure = redact(cluster_failure)
     summary = {
         "preflight": {"ready": site.get("preflight_ready"), "status": dict(site.get("preflight_status") or {})},
         "excluded_hosts": excluded,

@@ -19,6 +19,7 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible.module_utils.recorded_nvml import recorded_nvml
 
 from ansible_collections.gpufabric.cluster.plugins.module_utils.fabric import collect_fabric, select_subsets
+from ansible_collections.gpufabric.cluster.plugins.module_utils.host_commands import DEFAULT_TIMEOUT, ToolRunner
 
 DOCUMENTATION = r"""
 ---
@@ -69,9 +70,9 @@ def main() -> None:
     subsets = select_subsets(module.params["gather_subset"])
     imex_root = module.params["imex_root"] or root
     with recorded_nvml(recording):
-        facts = collect_fabric(root, module.run_command, [name for name in subsets if name != "imex"])
+        facts = collect_fabric(root, ToolRunner(DEFAULT_TIMEOUT, root), [name for name in subsets if name != "imex"])
         if "imex" in subsets:
-            imex_facts = collect_fabric(imex_root, module.run_command, ["imex"])
+            imex_facts = collect_fabric(imex_root, ToolRunner(DEFAULT_TIMEOUT, imex_root), ["imex"])
             facts["imex"] = imex_facts["imex"]
             facts["warnings"].extend(imex_facts["warnings"])
             facts["gather_subset"] = subsets

@@ -136,3 +136,24 @@ def test_the_summary_does_not_depend_on_the_order_the_hosts_finished_in(finished
     summary = site_summary(record, finished, None, None, "/r")
     assert summary == site_summary(record, ["broken", "hgx", "split"], None, None, "/r")
     assert summary["converged_hosts"] == ["broken", "hgx", "split"]
+
+
+def test_the_summary_and_its_markdown_never_echo_a_secret():
+    url = "https://fabric:s3cr3t-pw@charts.example.com/nvidia"
+    failure = f'Install the release: Error: looks like "{url}" is not a valid chart repository'
+    site = site_gate(REPORT, TARGETS, ["probe"], ALL, ACTIVE)
+    site = {**site, "failed": {"gone": f"lost reading {url}"}}
+    summary = site_summary(site, ["hgx"], failure, {"failures": [f"rdma: {url} unreachable"]}, "reports")
+    redacted = failure.replace("fabric:s3cr3t-pw", "***")
+    assert summary["cluster_failure"] == redacted
+    assert summary["failed_hosts"]["gone"] == "lost reading https://***@charts.example.com/nvidia"
+    assert summary["validation_failures"] == ["rdma: https://***@charts.example.com/nvidia unreachable"]
+    assert f"cluster {redacted};" in summary["message"]
+    markdown = site_summary_markdown(summary)
+    assert f"- cluster phase: failed: {redacted}" in markdown
+    # a failure that is a mapping (a kubeconfig passed where a path belongs) has its secrets masked
+    mapping = site_summary(site, [], {"users": [{"user": {"token": "tok-9", "client-key-data": "S0VZ"}}]})
+    assert mapping["cluster_failure"] == {"users": [{"user": {"token": "********", "client-key-data": "********"}}]}
+    raw = site_summary_markdown({**mapping, "cluster_failure": {"password": "pw-7", "server": url}})
+    for text in (repr(summary), markdown, repr(mapping), raw):
+        assert "s3cr3t" not in text and "tok-9" not in text and "S0VZ" not in text and "pw-7" not in text

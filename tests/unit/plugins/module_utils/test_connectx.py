@@ -101,7 +101,7 @@ def test_parse_numa_node(text, expected):
 
 
 def test_parse_numa_node_rejects_garbage():
-    with pytest.raises(ParseError, match="integer"):
+    with pytest.raises(ParseError, match=r"^not a NUMA node number$"):
         parse_numa_node("zero")
 
 
@@ -152,7 +152,7 @@ def test_hgx_h100(host_trees):
             "port": 1, "netdev": netdev, "link_layer": "InfiniBand", "state": "ACTIVE", "state_code": 4,
             "phys_state": "LinkUp", "rate_gbps": 400, "rate": "400 Gb/sec (4X NDR)", "mtu": 4092,
             "fw_ver": "28.39.1002", "board_id": "MT_0000000838", "numa_node": numa,
-            "gpus_same_switch": [gpu], "gpus_same_numa": HGX_NUMA[numa],
+            "gpus_same_switch": [gpu], "gpus_same_numa": HGX_NUMA[numa], "errors": [],
         }
     for fn in (0, 1):
         assert _port(payload, f"mlx5_{8 + fn}") == {
@@ -160,7 +160,7 @@ def test_hgx_h100(host_trees):
             "rdma_device": f"mlx5_{8 + fn}", "port": 1, "netdev": f"enp170s0f{fn}np{fn}", "link_layer": "Ethernet",
             "state": "ACTIVE", "state_code": 4, "phys_state": "LinkUp", "rate_gbps": 200,
             "rate": "200 Gb/sec (4X HDR)", "mtu": 9000, "fw_ver": "28.39.1002", "board_id": "MT_0000000838",
-            "numa_node": 1, "gpus_same_switch": [], "gpus_same_numa": HGX_NUMA[1],
+            "numa_node": 1, "gpus_same_switch": [], "gpus_same_numa": HGX_NUMA[1], "errors": [],
         }
 
 
@@ -207,7 +207,7 @@ def test_gb200_tray(host_trees):
         "port": 1, "netdev": "enP6p1s0f0np0", "link_layer": "Ethernet", "state": "ACTIVE", "state_code": 4,
         "phys_state": "LinkUp", "rate_gbps": 200, "rate": "200 Gb/sec (4X HDR)", "mtu": 9000,
         "fw_ver": "32.43.1014", "board_id": "MT_0000001069", "numa_node": 0,
-        "gpus_same_switch": [], "gpus_same_numa": GB200_NUMA[0],
+        "gpus_same_switch": [], "gpus_same_numa": GB200_NUMA[0], "errors": [],
     }
 
 
@@ -232,7 +232,7 @@ def test_broken_node(host_trees):
         "port": 1, "netdev": "ibp177s0", "link_layer": "InfiniBand", "state": "DOWN", "state_code": 1,
         "phys_state": "Polling", "rate_gbps": 200, "rate": "200 Gb/sec (4X HDR)", "mtu": 2044,
         "fw_ver": "28.39.1002", "board_id": "MT_0000000838", "numa_node": 1,
-        "gpus_same_switch": [], "gpus_same_numa": [],
+        "gpus_same_switch": [], "gpus_same_numa": [], "errors": [],
     }
 
 
@@ -262,7 +262,9 @@ def test_garbage_rate_keeps_text_and_other_ports(fresh_tree):
     assert broken["rate_gbps"] is None
     assert broken["state"] == "ACTIVE"
     assert payload["errors"] == [
-        "/sys/class/infiniband/mlx5_3/ports/1/rate: expected '<number> Gb/sec ...', got 'garbage'"]
+        "/sys/class/infiniband/mlx5_3/ports/1/rate: not a rate (expected '<number> Gb/sec (<width>X <speed>)')"]
+    assert broken["errors"] == payload["errors"]
+    assert _port(payload, "mlx5_2")["errors"] == []
     assert [p["rate_gbps"] for p in payload["ports"]] == [400, 400, 400, None, 400, 400, 400, 400, 200, 200]
 
 
@@ -285,12 +287,14 @@ def test_missing_and_unreadable_port_attributes(fresh_tree):
     payload = collect_connectx(root)
     port = _port(payload, "mlx5_0")
     assert (port["state"], port["state_code"], port["phys_state"]) == (None, None, None)
-    assert port["link_layer"] == ""
+    assert port["link_layer"] is None
     assert port["rate_gbps"] == 400
     assert payload["errors"] == [
         "/sys/class/infiniband/mlx5_0/ports/1/state: is missing",
         "/sys/class/infiniband/mlx5_0/ports/1/phys_state: cannot be read",
+        "/sys/class/infiniband/mlx5_0/ports/1/link_layer: not a link layer (expected InfiniBand or Ethernet)",
     ]
+    assert port["errors"] == payload["errors"]
     assert payload["link_layers"] == {"InfiniBand": 1, "Ethernet": 0}
     assert _port(payload, "mlx5_1")["state"] == "DOWN"
 
@@ -300,7 +304,9 @@ def test_malformed_state(fresh_tree):
     _write(root, "/sys/class/infiniband/mlx5_1/ports/1/state", "DOWN\n")
     payload = collect_connectx(root)
     assert _port(payload, "mlx5_1")["state"] is None
-    assert payload["errors"] == ["/sys/class/infiniband/mlx5_1/ports/1/state: expected '<code>: <name>', got 'DOWN'"]
+    assert payload["errors"] == [
+        "/sys/class/infiniband/mlx5_1/ports/1/state: not a port state (expected '<code>: <name>')"]
+    assert _port(payload, "mlx5_1")["errors"] == payload["errors"]
 
 
 def test_device_attributes_missing(fresh_tree):
@@ -316,7 +322,7 @@ def test_device_attributes_missing(fresh_tree):
     assert port["gpus_same_numa"] == []
     assert _port(payload, "mlx5_0")["numa_node"] is None
     assert payload["errors"] == [
-        "/sys/devices/pci0000:2e/0000:2e:01.0/0000:31:00.0/numa_node: expected an integer, got 'seven'",
+        "/sys/devices/pci0000:2e/0000:2e:01.0/0000:31:00.0/numa_node: not a NUMA node number",
         "/sys/class/infiniband/mlx5_1/fw_ver: is missing",
     ]
 
@@ -340,7 +346,7 @@ def test_netdev_of_other_vendor_is_ignored_in_gid_attrs(fresh_tree):
     assert port["netdev"] is None
     assert port["mtu"] is None
     assert payload["warnings"] == [
-        "/sys/class/infiniband/mlx5_9/ports/1/gid_attrs/ndevs/0 names eno1, which is not a ConnectX netdev "
+        "/sys/class/infiniband/mlx5_9/ports/1/gid_attrs/ndevs/0 names a netdev that is not a ConnectX netdev "
         "(its device/vendor is not 0x15b3); ignored"
     ]
     assert payload["errors"] == []

@@ -92,9 +92,9 @@ def test_list_pci_gpus_bad_files(fresh_tree):
     assert [g.numa_node for g in gpus] == [0, None, None, 0, None, 1, 1, 1]
     assert gpus[3].device_id is None
     assert errors == [
-        f"{devices}/0000:06:00.0/vendor: 'intel' is not a hexadecimal number",
-        f"{devices}/0000:52:00.0/numa_node: 'zero' is not a NUMA node number",
-        f"{devices}/0000:61:00.0/device: '' is not a hexadecimal number",
+        f"{devices}/0000:06:00.0/vendor: not a hexadecimal number",
+        f"{devices}/0000:52:00.0/numa_node: not a NUMA node number",
+        f"{devices}/0000:61:00.0/device: not a hexadecimal number",
     ]
 
 

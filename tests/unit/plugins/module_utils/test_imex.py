@@ -70,7 +70,7 @@ def test_parse_config_malformed_line_raises_with_line_numbers():
     text = "LOG_LEVEL=4\nthis is garbage\nSERVER_PORT=50000\n=novalue\n9KEY=1\n"
     with pytest.raises(ParseError) as caught:
         parse_imex_config(text)
-    assert str(caught.value) == "not KEY=VALUE: line 2 ('this is garbage'), line 4 ('=novalue'), line 5 ('9KEY=1')"
+    assert str(caught.value) == "not KEY=VALUE: lines 2, 4, 5"
 
 
 def test_scan_config_returns_partial_settings_and_bad_lines():
@@ -80,7 +80,7 @@ def test_scan_config_returns_partial_settings_and_bad_lines():
 
 
 def test_parse_config_many_bad_lines_are_summarised():
-    with pytest.raises(ParseError, match=r"line 5 \('e'\), and 2 more$"):
+    with pytest.raises(ParseError, match=r"^not KEY=VALUE: lines 1, 2, 3, 4, 5, and 2 more$"):
         parse_imex_config("a\nb\nc\nd\ne\nf\ng\n")
 
 

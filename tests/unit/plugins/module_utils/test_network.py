@@ -183,8 +183,20 @@ def test_ip_leading_outside_the_root_is_not_run(tmp_path):
     root = tmp_path / "root"
     (root / "usr/sbin").mkdir(parents=True)
     os.symlink(str(outside / "usr/sbin/ip"), str(root / "usr/sbin/ip"))
+    # An absolute target resolves below the root, where there is no such tool.
     payload = collect_network(str(root), run)
-    assert payload["errors"] == ["ip: /usr/sbin/ip leads outside the probe root"]
+    assert payload["errors"] == ["ip: not found below the probe root"]
+    assert payload["interfaces"] == {}
+
+
+def test_ip_climbing_out_of_the_root_is_not_run(tmp_path):
+    outside = tmp_path / "outside"
+    recorded_ip(outside)
+    root = tmp_path / "root"
+    (root / "usr/sbin").mkdir(parents=True)
+    os.symlink("../../../outside/usr/sbin/ip", str(root / "usr/sbin/ip"))
+    payload = collect_network(str(root), run)
+    assert payload["errors"] == ["ip: not found below the probe root", "/usr/sbin/ip: outside root"]
     assert payload["interfaces"] == {}
 
 

@@ -166,7 +166,7 @@ def test_persisted_but_not_available_warns(fresh_tree):
                                         "available": False}
     assert result["warnings"] == [
         "nvidia_peermem is loaded at boot by /etc/modules-load.d/nvidia-peermem.conf "
-        "but no nvidia-peermem module exists for kernel 6.1.0-28-amd64"]
+        "but no nvidia-peermem module exists for the running kernel (below /lib/modules)"]
 
 
 @pytest.mark.parametrize("name", ["nvidia-peermem.ko", "nvidia-peermem.ko.xz", "nvidia-peermem.ko.gz",
@@ -201,7 +201,7 @@ def test_unreadable_kernel_and_modules(fresh_tree):
     os.unlink(os.path.join(root, "proc/modules"))
     result = collect_peermem(root, run)
     assert result["kernel_version"] is None
-    assert result["errors"] == ["/proc/sys/kernel/osrelease: cannot be read", "/proc/modules: cannot be read"]
+    assert result["errors"] == ["/proc/sys/kernel/osrelease: is missing", "/proc/modules: is missing"]
     assert result["nvidia_peermem"]["available"] is False
     assert result["dma_buf"] == {"supported": False, "reasons": reasons(
         ("kernel_unknown", "kernel version unknown; DMA-BUF needs Linux 5.12 or newer"))}

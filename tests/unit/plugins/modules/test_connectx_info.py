@@ -15,7 +15,7 @@ RESULT_KEYS = {"changed", "ports", "count", "rdma_devices", "link_layers", "func
                "invocation"}
 PORT_KEYS = {"pci_address", "device_id", "model", "rdma_device", "port", "netdev", "link_layer", "state", "state_code",
              "phys_state", "rate_gbps", "rate", "mtu", "fw_ver", "board_id", "numa_node", "gpus_same_switch",
-             "gpus_same_numa"}
+             "gpus_same_numa", "errors"}
 
 
 def _by_device(result: dict) -> dict:
@@ -104,13 +104,12 @@ def test_check_mode_returns_the_same(module_runner, host_trees):
     assert checked["ports"] == normal["ports"]
 
 
-def test_missing_root_is_an_error_not_a_failure(module_runner, tmp_path):
+def test_missing_root_fails_naming_it(module_runner, tmp_path):
     missing = str(tmp_path / "absent")
     result = module_runner(connectx_info, {"root": missing})
-    assert "failed" not in result
-    assert result["ports"] == []
-    assert result["count"] == 0
-    assert result["errors"] == [f"root {missing!r} does not exist or is not a directory"]
+    assert result["failed"] is True
+    assert result["msg"] == f"root {missing!r} does not exist or is not a directory"
+    assert "ports" not in result
 
 
 def test_garbage_rate_is_reported_and_other_ports_kept(module_runner, fresh_tree):
@@ -124,7 +123,8 @@ def test_garbage_rate_is_reported_and_other_ports_kept(module_runner, fresh_tree
     port = _by_device(result)["mlx5_5"]
     assert (port["rate_gbps"], port["rate"]) == (None, "lots of bandwidth")
     assert result["errors"] == [
-        "/sys/class/infiniband/mlx5_5/ports/1/rate: expected '<number> Gb/sec ...', got 'lots of bandwidth'"]
+        "/sys/class/infiniband/mlx5_5/ports/1/rate: not a rate (expected '<number> Gb/sec (<width>X <speed>)')"]
+    assert port["errors"] == result["errors"]
     assert _by_device(result)["mlx5_6"]["rate_gbps"] == 400
 
 
@@ -137,7 +137,7 @@ def test_warnings_go_through_module_warn(module_runner, fresh_tree):
     assert "failed" not in result
     # ansible-core 2.19 returns each warning as a WarningSummary event.
     assert [warning["event"]["msg"] for warning in result["warnings"]] == [
-        "/sys/class/infiniband/mlx5_8/ports/1/gid_attrs/ndevs/0 names eno1, which is not a ConnectX netdev "
+        "/sys/class/infiniband/mlx5_8/ports/1/gid_attrs/ndevs/0 names a netdev that is not a ConnectX netdev "
         "(its device/vendor is not 0x15b3); ignored"]
     # The function's own netdev still matches port 1 by dev_port, as ibdev2netdev would find it.
     assert _by_device(result)["mlx5_8"]["netdev"] == "enp170s0f0np0"
@@ -152,8 +152,7 @@ def test_unknown_option_fails(module_runner, host_trees):
 
 @pytest.mark.parametrize("value", [["/"], {"path": "/"}])
 def test_non_string_root_is_never_read_as_a_host(module_runner, value):
-    # AnsibleModule converts any value of a `path` option to text; the result is no directory, reported, not failed.
+    # AnsibleModule converts any value of a `path` option to text; the result is no directory: the task fails.
     result = module_runner(connectx_info, {"root": value})
-    assert "failed" not in result
-    assert result["ports"] == []
-    assert result["errors"] == [f"root {str(value)!r} does not exist or is not a directory"]
+    assert result["failed"] is True
+    assert result["msg"] == f"root {str(value)!r} does not exist or is not a directory"

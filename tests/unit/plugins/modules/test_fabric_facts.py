@@ -62,12 +62,12 @@ def test_subset_selection(host_trees, recorded_nvml, module_runner):
     assert gpufabric["connectx"]["count"] == 10
 
 
-def test_missing_root_is_reported_per_subset(tmp_path, module_runner):
-    result = module_runner(fabric_facts, {"root": str(tmp_path / "absent")})
-    assert "failed" not in result
-    facts = result["ansible_facts"]["gpufabric"]
-    for subset in ("gpu", "connectx", "imex", "peermem"):
-        assert any("absent" in error for error in facts[subset]["errors"]), (subset, facts[subset]["errors"])
+def test_missing_root_fails_naming_it(tmp_path, module_runner):
+    missing = str(tmp_path / "absent")
+    result = module_runner(fabric_facts, {"root": missing})
+    assert result["failed"] is True
+    assert result["msg"] == f"root {missing!r} does not exist or is not a directory"
+    assert "ansible_facts" not in result
 
 
 def test_unknown_subset_fails(host_trees, module_runner):

@@ -151,12 +151,20 @@ def test_pynvml_missing_without_driver_is_silent(module_runner, host_trees, monk
 def test_missing_root(module_runner, tmp_path):
     missing = str(tmp_path / "nowhere")
     result = module_runner(gpu_info, {"root": missing})
-    assert "failed" not in result
-    assert result["errors"] == [f"root {missing!r} does not exist or is not a directory"]
-    assert (result["driver_loaded"], result["count"], result["gpus"]) == (False, 0, [])
+    assert result["failed"] is True
+    assert result["msg"] == f"root {missing!r} does not exist or is not a directory"
+    assert "gpus" not in result
 
 
 def test_root_without_sysfs(module_runner, tmp_path):
+    result = module_runner(gpu_info, {"root": str(tmp_path)})
+    assert result["failed"] is True
+    assert result["msg"] == f"root {str(tmp_path)!r} has no sys/ directory; the probe cannot read a host there"
+    assert "gpus" not in result
+
+
+def test_root_with_empty_sysfs_is_answered(module_runner, tmp_path):
+    (tmp_path / "sys").mkdir()
     result = module_runner(gpu_info, {"root": str(tmp_path)})
     assert "failed" not in result
     assert result["errors"] == ["/sys/bus/pci/devices: not found"]
@@ -170,16 +178,15 @@ def test_garbage_in_sysfs(module_runner, fresh_tree, nvml_recording, replay):
     replay(nvml_recording("broken_node"))
     result = module_runner(gpu_info, {"root": root})
     assert "failed" not in result
-    assert result["errors"] == ["/sys/bus/pci/devices/0000:65:00.0/class: '\\x00\\x01garbage' is not a hexadecimal "
-                                "number"]
+    assert result["errors"] == ["/sys/bus/pci/devices/0000:65:00.0/class: not a hexadecimal number"]
     assert [g["pci_address"] for g in result["gpus"]] == ["0000:17:00.0"]
 
 
 def test_wrong_option_type_is_converted_to_a_path(module_runner):
     # `root` is type path: AnsibleModule turns a non-string into its text, which is then no directory.
     result = module_runner(gpu_info, {"root": ["/"]})
-    assert "failed" not in result
-    assert result["errors"] == ["root \"['/']\" does not exist or is not a directory"]
+    assert result["failed"] is True
+    assert result["msg"] == "root \"['/']\" does not exist or is not a directory"
 
 
 def test_unknown_option_fails(module_runner, host_trees):
