@@ -98,6 +98,21 @@ def test_a_kubeconfig_mapping_is_refused_naming_the_variable_and_never_shown(tmp
     assert_no_secret(output)
 
 
+@pytest.mark.parametrize("role", ["validate_rdma", "validate_compute_domain"])
+def test_a_validation_role_refuses_a_kubeconfig_mapping_before_anything_and_never_shows_it(tmp_path, role):
+    kubeconfig = {"apiVersion": "v1", "kind": "Config", "current-context": "admin",
+                  "users": [{"name": "admin", "user": {"token": TOKEN}}]}
+    task = {"name": f"Run {role}", "ansible.builtin.include_role": {"name": f"gpufabric.cluster.{role}"},
+            "vars": {f"{role}_kubeconfig": kubeconfig}}
+    completed, output = run_play(tmp_path, [task])
+    assert completed.returncode == 2, output
+    assert (f"{role}: {role}_kubeconfig must be the path of a kubeconfig file, not a mapping (its content is not "
+            "shown); write the kubeconfig to a file and set its path, or leave it empty for K8S_AUTH_KUBECONFIG, "
+            "KUBECONFIG or ~/.kube/config") in output
+    assert "changed=0" in output.split("PLAY RECAP")[-1], output
+    assert_no_secret(output)
+
+
 def test_a_repository_url_with_credentials_is_used_by_helm_and_never_shown(tmp_path, helm):
     show = {"name": "Show the chart picked", "ansible.builtin.debug": {"var": "__helm_release_chart"}}
     completed, output = run_play(tmp_path, [include("source", **source_vars(helm)), show])
