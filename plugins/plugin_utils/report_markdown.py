@@ -93,10 +93,12 @@ def site_summary_markdown(summary: Mapping) -> str:
     if failures:
         validation = "FAIL: " + "; ".join(failures)
     else:
-        validation = f"PASS, {summary['reports']['validation']}" if summary.get("validation_ran") else "not run"
+        validation = ("PASS" + (f", {summary['reports']['validation']}" if summary['reports'].get('validation') else "")
+                      if summary.get("validation_ran") else "not run")
     phase = "ok or not run" if cluster is None else f"failed: {cluster}"
     lines += ["", f"- cluster phase: {phase}",
-              f"- validation: {validation}", f"- preflight report: {summary['reports']['preflight']}"]
+              f"- validation: {validation}",
+              f"- preflight report: {summary['reports'].get('preflight') or 'not written (check mode)'}"]
     return _document(lines)
 
 

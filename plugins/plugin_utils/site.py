@@ -82,13 +82,14 @@ def site_lost(site: Mapping, hosts_all: t.Sequence[str], hosts_active: t.Sequenc
 
 
 def site_summary(site: Mapping | None, converged: t.Sequence[str], cluster_failure: t.Any = None,
-                 validation: Mapping | None = None, report_dir: str = "reports") -> dict:
+                 validation: Mapping | None = None, report_dir: str = "reports", written: bool = True) -> dict:
     """The summary of a site run (written as site-summary.json), with its ``result`` (``pass`` or ``fail``) and,
     when it failed, the one-line ``message`` saying why.
 
     ``site`` is the record of :func:`site_gate` (None when the gate did not run); ``cluster_failure`` what the
     cluster phase deferred (``gpufabric_cluster_failure``); ``validation`` the validation result
-    (``gpufabric_validation``, None when it did not run).
+    (``gpufabric_validation``, None when it did not run). ``written`` false (check mode, where no report is written)
+    leaves every path in ``reports`` null, so the summary never points at a file the run did not write.
     Every reason and failure is redacted (:func:`...plugin_utils.redact.redact`): a message that quoted a URL with
     credentials or a mapping holding a secret (a kubeconfig, registry credentials) never reaches the summary.
     """
@@ -108,10 +109,11 @@ def site_summary(site: Mapping | None, converged: t.Sequence[str], cluster_failu
         "validation_failures": failures,
         "validation_ran": validation is not None,
         "reports": {
-            "preflight": f"{report_dir}/preflight.md",
-            "validation": f"{report_dir}/validation.md" if validation is not None else None,
-            "summary": f"{report_dir}/site-summary.md",
+            "preflight": f"{report_dir}/preflight.md" if written else None,
+            "validation": f"{report_dir}/validation.md" if written and validation is not None else None,
+            "summary": f"{report_dir}/site-summary.md" if written else None,
         },
+        "reports_written": written,
         "result": "fail" if excluded or failed or cluster_failure is not None or failures else "pass",
     }
     summary["message"] = failure_message(summary) if summary["result"] == "fail" else None
@@ -124,4 +126,5 @@ def failure_message(summary: Mapping) -> str:
             f"failed {', '.join(summary['failed_hosts']) or 'none'}; "
             f"cluster {'ok' if summary['cluster_failure'] is None else summary['cluster_failure']}; "
             f"validation {'; '.join(summary['validation_failures']) or 'ok'}. "
-            f"See {summary['reports']['summary']}")
+            + (f"See {summary['reports']['summary']}" if summary.get("reports_written", True)
+               else "No report written (check mode)."))

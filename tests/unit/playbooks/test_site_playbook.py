@@ -120,3 +120,19 @@ def test_unknown_host_role_fails_naming_the_variable_and_host(fleet):
     assert completed.returncode == 2
     output = " ".join(completed.stdout.split())
     assert "host hgx: gpufabric_host_roles names unknown role(s) nvidia_drvier" in output
+
+
+def test_check_mode_writes_no_report_and_points_at_none(fleet):
+    reports = fleet / "check-mode"
+    env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=COLLECTIONS_PATH, ANSIBLE_NOCOLOR="1",
+               ANSIBLE_LOCALHOST_WARNING="false")
+    command = [os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-i", str(fleet / "hosts.yml"),
+               "gpufabric.cluster.site", "--check", "--tags", "preflight,hosts", "-e",
+               f"gpufabric_report_dir={reports}", "-e", '{"gpufabric_host_roles": []}']
+    completed = subprocess.run(command, capture_output=True, text=True, env=env, cwd=str(fleet), check=False)
+    output = " ".join(completed.stdout.split())
+    assert completed.returncode == 2, completed.stdout
+    assert not reports.exists()
+    assert f"Check mode - would write {reports}/site-summary.json and site-summary.md; nothing is written" in output
+    assert "No report written (check mode)." in output
+    assert f"See {reports}/site-summary.md" not in output

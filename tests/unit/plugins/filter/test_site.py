@@ -89,6 +89,26 @@ def test_a_clean_run_passes_and_a_failed_phase_fails():
     assert site_summary(None, [], None, None)["result"] == "pass"
 
 
+@pytest.mark.parametrize("written", [False, "false", "no", 0])
+def test_in_check_mode_the_summary_points_at_no_report(written):
+    record = site_gate(REPORT, TARGETS, ["probe", "fabric"], ALL, ACTIVE)
+    summary = site_summary(record, ["hgx", "broken"], None, {"failures": []}, "/r", written)
+    assert summary["reports"] == {"preflight": None, "validation": None, "summary": None}
+    assert summary["reports_written"] is False
+    assert summary["message"] == ("site run incomplete: excluded plain, split; failed gone; cluster ok; "
+                                  "validation ok. No report written (check mode).")
+    markdown = site_summary_markdown(summary)
+    assert "/r/" not in markdown
+    assert markdown.endswith("- cluster phase: ok or not run\n- validation: PASS\n"
+                             "- preflight report: not written (check mode)\n")
+
+
+def test_written_is_an_ansible_boolean_or_refused():
+    assert site_summary(None, [], None, None, "/r", "yes")["reports"]["summary"] == "/r/site-summary.md"
+    with pytest.raises(AnsibleFilterError, match=r'^site_summary: written must be a boolean .*, got \'maybe\'$'):
+        site_summary(None, [], None, None, "/r", "maybe")
+
+
 @pytest.mark.parametrize(("call", "message"), [
     (lambda: site_gate({}, [], [], [], []), "site_gate: the input must be the report"),
     (lambda: site_gate(REPORT, "gpu_nodes", [], ALL, ACTIVE), "site_gate: targets must be a list"),
