@@ -72,4 +72,3 @@ def test_check_mode_with_a_reachable_key_reports_the_change_and_writes_nothing(t
     assert "would fetch" not in output and "unreachable=False" in output
     assert "changed=1" in output
     assert not (tmp_path / "keyrings" / "nvidia.asc").exists()
-
