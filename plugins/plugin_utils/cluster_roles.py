@@ -82,7 +82,8 @@ def chosen_settings(
     ``prefix`` turns a key into the role variable it comes from (``gpu_operator_`` + ``driver``); with
     ``keep_none`` a null setting replaces its default too. A setting whose default is a boolean goes through
     Ansible's boolean conversion (``"false"``, ``"no"``, ``0`` are false; anything else not a boolean is
-    refused); a setting whose default is a string cannot be a list or a mapping.
+    refused); a setting whose default is a string must be a string (a number is taken as its text; a boolean, a
+    list or a mapping is refused).
     """
     if settings is not None and not isinstance(settings, Mapping):
         raise ClusterRoleError(f"settings must be a mapping of {prefix}* settings, got {type(settings).__name__}")
@@ -99,8 +100,12 @@ def chosen_settings(
                 chosen[key] = arguments.boolean(f"{prefix}{key}", chosen[key])
             except arguments.ArgumentError as exc:
                 raise ClusterRoleError(str(exc)) from None
-        elif isinstance(default, str) and isinstance(chosen[key], (Mapping, list, tuple)):
-            raise ClusterRoleError(f"{prefix}{key} must be a string, got {type(chosen[key]).__name__}")
+        elif isinstance(default, str):
+            # a number is taken as its text (a version, a port in a path); a boolean or a collection is refused, so
+            # `image_registry: true` is named instead of failing deep inside with "'bool' object has no attribute"
+            if isinstance(chosen[key], bool) or not isinstance(chosen[key], (str, int, float)):
+                raise ClusterRoleError(f"{prefix}{key} must be a string, got {type(chosen[key]).__name__}")
+            chosen[key] = str(chosen[key])
     for key, allowed in choices.items():
         if chosen[key] not in allowed:
             raise ClusterRoleError(f"{prefix}{key} must be one of {', '.join(allowed)}, got {chosen[key]!r}")

@@ -81,6 +81,9 @@ class ImexConfigError(ValueError):
     """An argument of :func:`imex_config_problems` that is not the role's input (a caller's mistake)."""
 
 
+_VARIABLE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
 def _shown(value: t.Any) -> str:
     """``value`` for a message: short, one line."""
     text = repr(value)
@@ -174,7 +177,9 @@ def imex_config_problems(host: str, config: t.Any, allow_unknown: bool = False, 
         raise ImexConfigError(f"paths must be a mapping of variable names to paths, got {type(paths).__name__}")
     problems = mode_problems(mode, driver_mode)
     for variable in sorted(paths or {}, key=str):
-        problem = path_problem(str(variable), (paths or {})[variable])
+        if not isinstance(variable, str) or not _VARIABLE_NAME.fullmatch(variable):
+            raise ImexConfigError(f"paths must map variable names to paths, got the key {_shown(variable)}")
+        problem = path_problem(variable, (paths or {})[variable])
         if problem:
             problems.append(problem)
     problems.extend(config_problems(config, allow_unknown))

@@ -208,3 +208,10 @@ def test_accepted_config_renders_one_setting_per_line(config):
     parsed = dict(line.split("=", 1) for line in rendered.splitlines())
     assert parsed == {key: str(value) for key, value in config.items()}
     assert all(re.fullmatch(r"[A-Z][A-Z0-9_]*", key) for key in parsed)
+
+
+def test_a_paths_key_that_is_no_variable_name_is_refused_on_one_line():
+    """Found by hypothesis: a key holding a newline made a problem of two lines."""
+    with pytest.raises(AnsibleFilterError) as caught:
+        imex_config_problems({}, "tray-1", paths={"\n": None})
+    assert str(caught.value) == "imex_config_problems: paths must map variable names to paths, got the key '\\n'"
