@@ -127,9 +127,9 @@ def _parse_text(text: str) -> dict:
             continue
         if row is not None:
             result["rows"].append(row)
-    if not (result["devices"] or result["rows"] or result["out_of_bounds"] is not None
+    if not (result["test"] or result["devices"] or result["rows"] or result["out_of_bounds"] is not None
             or result["avg_busbw_gbps"] is not None):
-        raise NcclTestsParseError("no nccl-tests device line, data row or summary line in the output")
+        raise NcclTestsParseError("no nccl-tests banner, device line, data row or summary line in the output")
     return result
 
 
