@@ -216,7 +216,9 @@ def _parse_json(data: dict) -> dict:
     errors = data.get("errors") or []
     if not isinstance(errors, list):
         raise NcclTestsParseError("'errors' is not a list")
-    return {"format": "json", "test": None, "devices": devices, "rows": rows, "out_of_bounds": oob_count,
+    names = [entry.get("experiment_name") for entry in results if isinstance(entry, dict)]
+    test = next((name.strip() for name in names if isinstance(name, str) and name.strip()), None)
+    return {"format": "json", "test": test, "devices": devices, "rows": rows, "out_of_bounds": oob_count,
             "out_of_bounds_ok": None if oob_count is None else oob_count == 0, "avg_busbw_gbps": avg,
             "errors": [str(error) for error in errors if str(error).strip()], "skipped_lines": []}
 
@@ -224,11 +226,12 @@ def _parse_json(data: dict) -> dict:
 def parse_nccl_tests(output: t.Any) -> dict:
     """Parse nccl-tests output: text (stdout) or the JSON written by ``-J`` (a string or the parsed object).
 
-    Returns ``format`` (``text``/``json``), ``test`` (the binary named by ``# Collective test starting``,
-    ``None`` when not printed and for JSON), ``devices`` (``rank``, ``group``, ``pid``, ``host``, ``gpu_index``,
-    ``pci_bus``, ``name``), ``rows`` (``size_bytes``, ``count``, ``type``, ``redop``, ``root`` (``None`` when not
-    printed), ``out_of_place`` (``None`` when not run) and ``in_place``, each ``time_us``, ``algbw_gbps``,
-    ``busbw_gbps``, ``wrong`` (``None`` for ``N/A``)), ``out_of_bounds`` and ``out_of_bounds_ok``,
+    Returns ``format`` (``text``/``json``), ``test`` (the binary named by ``# Collective test starting``, or
+    the JSON rows' ``experiment_name``; ``None`` when not given), ``devices`` (``rank``, ``group``, ``pid``,
+    ``host``, ``gpu_index``, ``pci_bus``, ``name``) and ``rows`` (``size_bytes``, ``count``, ``type``,
+    ``redop``, ``root`` (``None`` when not printed), ``out_of_place`` (``None`` when not run) and ``in_place``,
+    each ``time_us``, ``algbw_gbps``, ``busbw_gbps``, ``wrong`` (``None`` for ``N/A``)), both as printed, in
+    order, duplicates kept, ``out_of_bounds`` and ``out_of_bounds_ok``,
     ``avg_busbw_gbps`` (``None`` when the summary is missing: a truncated run), ``peak_busbw_gbps`` (the
     highest busbw of any row and placement, ``None`` without one), ``wrong_total`` (the sum of the checked
     ``#wrong``), ``complete`` (the summary lines were printed), ``errors`` (``# error:`` lines, JSON ``errors``)

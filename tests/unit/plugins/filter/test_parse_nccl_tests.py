@@ -101,6 +101,13 @@ def test_real_old_device_lines_without_group():
         ("ip-172-31-20-228", None, "Tesla V100-SXM2-16GB"), ("ip-172-31-22-230", None, "Tesla V100-SXM2-16GB")]
 
 
+def test_duplicates_are_kept_as_printed():
+    text = _read("nccl_tests_alltoall_rtx5090.txt")
+    parsed = parse_nccl_tests(text + text)
+    assert len(parsed["devices"]) == 2 and parsed["devices"][0] == parsed["devices"][1]
+    assert len(parsed["rows"]) == 2 and parsed["rows"][0] == parsed["rows"][1]
+
+
 def test_real_mpirun_tagged_lines():
     # aws/aws-k8s-tester pull request #503: mpirun --tag-output prefixes; truncated (no footer).
     parsed = parse_nccl_tests(_read("nccl_tests_all_reduce_p5_tagged.txt"))
@@ -184,6 +191,7 @@ def test_synthetic_json_text_and_object_agree():
     assert parsed == parse_nccl_tests(data)
     _check_shape(parsed)
     assert parsed["format"] == "json"
+    assert parsed["test"] == "all_reduce_perf"
     assert parsed["devices"][0]["host"] == "node-a" and parsed["devices"][0]["pci_bus"] == "0000:19:00"
     assert parsed["rows"][0]["root"] == -1
     assert parsed["rows"][0]["in_place"]["busbw_gbps"] is None
