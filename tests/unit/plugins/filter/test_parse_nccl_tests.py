@@ -1,0 +1,256 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpufabric.cluster contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""parse_nccl_tests on real outputs (sources in data/README.md), JSON laid out as nccl-tests writes it, edge cases."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+
+import pytest
+from ansible.errors import AnsibleFilterError
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ansible_collections.gpufabric.cluster.plugins.filter.parse_nccl_tests import FilterModule, parse_nccl_tests
+
+DATA = os.path.join(os.path.dirname(__file__), "data")
+KEYS = {"format", "test", "devices", "rows", "out_of_bounds", "out_of_bounds_ok", "avg_busbw_gbps", "peak_busbw_gbps",
+        "wrong_total", "complete", "errors", "skipped_lines"}
+ROW_KEYS = {"size_bytes", "count", "type", "redop", "root", "out_of_place", "in_place"}
+PLACEMENT_KEYS = {"time_us", "algbw_gbps", "busbw_gbps", "wrong"}
+DEVICE_KEYS = {"rank", "group", "pid", "host", "gpu_index", "pci_bus", "name"}
+
+
+def _read(name: str) -> str:
+    with open(os.path.join(DATA, name), encoding="utf-8") as handle:
+        return handle.read()
+
+
+def _check_shape(parsed: dict) -> None:
+    assert set(parsed) == KEYS
+    assert parsed["format"] in ("text", "json")
+    for device in parsed["devices"]:
+        assert set(device) == DEVICE_KEYS
+        assert isinstance(device["rank"], int)
+    for row in parsed["rows"]:
+        assert set(row) == ROW_KEYS
+        assert isinstance(row["size_bytes"], int) and row["size_bytes"] >= 0
+        for placement in (row["out_of_place"], row["in_place"]):
+            assert placement is None or set(placement) == PLACEMENT_KEYS
+            if placement is not None:
+                assert placement["wrong"] is None or (isinstance(placement["wrong"], int) and placement["wrong"] >= 0)
+    assert isinstance(parsed["wrong_total"], int)
+    assert isinstance(parsed["complete"], bool)
+    assert parsed["out_of_bounds_ok"] in (None, True, False)
+    assert all(isinstance(line, str) for line in parsed["skipped_lines"] + parsed["errors"])
+
+
+def test_filter_is_registered():
+    assert FilterModule().filters()["parse_nccl_tests"] is parse_nccl_tests
+
+
+def test_real_alltoall_with_na():
+    # NVIDIA/nccl-tests issue #287: one row, in-place #wrong printed as N/A.
+    parsed = parse_nccl_tests(_read("nccl_tests_alltoall_rtx5090.txt"))
+    _check_shape(parsed)
+    assert parsed["format"] == "text"
+    assert parsed["devices"] == [{"rank": 0, "group": 0, "pid": 2181762, "host": "GENOA-01", "gpu_index": 0,
+                                  "pci_bus": "0x01", "name": "NVIDIA GeForce RTX 5090"}]
+    assert parsed["rows"] == [{
+        "size_bytes": 33554432, "count": 8388608, "type": "float", "redop": "none", "root": -1,
+        "out_of_place": {"time_us": 19.56, "algbw_gbps": 1715.44, "busbw_gbps": 0.0, "wrong": 0},
+        "in_place": {"time_us": 0.78, "algbw_gbps": 43046.10, "busbw_gbps": 0.0, "wrong": None}}]
+    assert parsed["out_of_bounds"] == 0 and parsed["out_of_bounds_ok"] is True
+    assert parsed["avg_busbw_gbps"] == 0.0
+    assert parsed["peak_busbw_gbps"] == 0.0
+    assert parsed["complete"] is True
+    assert parsed["skipped_lines"] == [] and parsed["errors"] == []
+
+
+def test_real_rows_and_footer():
+    # ROCm/rccl pull request #2078: the large all_reduce rows and the footer, with RCCL's asterisk note.
+    parsed = parse_nccl_tests(_read("nccl_tests_all_reduce_rccl_tail.txt"))
+    _check_shape(parsed)
+    assert [row["size_bytes"] for row in parsed["rows"]] == [2147483648, 4294967296, 8589934592, 17179869184]
+    assert parsed["rows"][0]["out_of_place"] == {"time_us": 11186.0, "algbw_gbps": 191.99, "busbw_gbps": 359.98,
+                                                 "wrong": 0}
+    assert parsed["peak_busbw_gbps"] == 361.17
+    assert parsed["avg_busbw_gbps"] == 142.652
+    assert parsed["complete"] is True
+    assert parsed["devices"] == []
+
+
+def test_real_device_lines_of_two_hosts():
+    # NVIDIA/nccl-tests issue #294: twelve ranks over two hosts, PCI addresses in the newer format.
+    parsed = parse_nccl_tests(_read("nccl_tests_devices_h100_two_hosts.txt"))
+    _check_shape(parsed)
+    assert [device["rank"] for device in parsed["devices"]] == list(range(12))
+    assert {device["host"] for device in parsed["devices"]} == {"h100-2", "h100-4"}
+    assert parsed["devices"][8] == {"rank": 8, "group": 0, "pid": 739786, "host": "h100-4", "gpu_index": 0,
+                                    "pci_bus": "0002:00:01", "name": "NVIDIA H100 80GB HBM3"}
+    assert parsed["rows"] == [] and parsed["complete"] is False and parsed["avg_busbw_gbps"] is None
+
+
+def test_real_old_device_lines_without_group():
+    # NVIDIA/nccl-tests issue #107: an old build prints no Group.
+    parsed = parse_nccl_tests(_read("nccl_tests_devices_v100_old.txt"))
+    assert [(device["host"], device["group"], device["name"]) for device in parsed["devices"]] == [
+        ("ip-172-31-20-228", None, "Tesla V100-SXM2-16GB"), ("ip-172-31-22-230", None, "Tesla V100-SXM2-16GB")]
+
+
+def test_duplicates_are_kept_as_printed():
+    text = _read("nccl_tests_alltoall_rtx5090.txt")
+    parsed = parse_nccl_tests(text + text)
+    assert len(parsed["devices"]) == 2 and parsed["devices"][0] == parsed["devices"][1]
+    assert len(parsed["rows"]) == 2 and parsed["rows"][0] == parsed["rows"][1]
+
+
+def test_real_mpirun_tagged_lines():
+    # aws/aws-k8s-tester pull request #503: mpirun --tag-output prefixes; truncated (no footer).
+    parsed = parse_nccl_tests(_read("nccl_tests_all_reduce_p5_tagged.txt"))
+    _check_shape(parsed)
+    assert [row["size_bytes"] for row in parsed["rows"]] == [8, 16, 32]
+    assert parsed["rows"][2]["out_of_place"]["time_us"] == 22.25
+    assert parsed["complete"] is False and parsed["out_of_bounds"] is None
+
+
+# SYNTHETIC (labelled): edge cases in the layout src/util.cu prints.
+SYNTHETIC_FAILED = """\
+# Collective test starting: all_reduce_perf
+#  Rank  0 Group  0 Pid   1234 on     node-a device  0 [0000:19:00] NVIDIA GB200
+#  Rank  1 Group  0 Pid   1235 on     node-b device  0 [0000:19:00] NVIDIA GB200
+node-a:1234:1234 [0] NCCL INFO NCCL_MNNVL_ENABLE set by environment to 1.
+     1048576        262144     float     sum      -1    20.00   52.43   52.43      3    19.00   55.19   55.19  1e+06
+# Out of bounds values : 7 FAILED
+# Avg bus bandwidth    : 53.81 FAILED
+# error: unhandled cuda error
+"""
+
+
+def test_synthetic_wrong_and_out_of_bounds():
+    parsed = parse_nccl_tests(SYNTHETIC_FAILED)
+    _check_shape(parsed)
+    assert parsed["test"] == "all_reduce_perf"
+    assert parsed["rows"][0]["out_of_place"]["wrong"] == 3
+    assert parsed["rows"][0]["in_place"]["wrong"] == 1000000
+    assert parsed["wrong_total"] == 1000003
+    assert parsed["out_of_bounds"] == 7 and parsed["out_of_bounds_ok"] is False
+    assert parsed["avg_busbw_gbps"] == 53.81
+    assert parsed["errors"] == ["unhandled cuda error"]
+    assert [device["host"] for device in parsed["devices"]] == ["node-a", "node-b"]
+
+
+def test_synthetic_truncated_row_is_listed_not_guessed():
+    text = SYNTHETIC_FAILED.splitlines()[0] + "\n" + "     2097152        524288     float     sum      -1    30.0"
+    parsed = parse_nccl_tests(text)
+    assert parsed["rows"] == []
+    assert len(parsed["skipped_lines"]) == 1 and "not the columns" in parsed["skipped_lines"][0]
+    assert parsed["complete"] is False
+
+
+def test_synthetic_per_iteration_timestamp_and_replay_rows():
+    per_iter = ("  1024  256  float  sum  -1  10.0  0.10  0.19  0  9.0  11.0  10.9  2.1"
+                "  11.0  0.09  0.17  0  10.0  12.0  11.9  2.0  2026-11-24 04:50:00")
+    replay = "  1024  256  float  sum  -1  11.0  0.09  0.17  N/A"
+    no_root = "  1024  256  float  sum  10.0  0.10  0.19  0  11.0  0.09  0.17  0"
+    parsed = parse_nccl_tests("\n".join((per_iter, replay, no_root)))
+    assert parsed["rows"][0]["in_place"] == {"time_us": 11.0, "algbw_gbps": 0.09, "busbw_gbps": 0.17, "wrong": 0}
+    assert parsed["rows"][1]["out_of_place"] is None and parsed["rows"][1]["in_place"]["wrong"] is None
+    assert parsed["rows"][2]["root"] is None and parsed["rows"][2]["out_of_place"]["busbw_gbps"] == 0.19
+    assert parsed["peak_busbw_gbps"] == 0.19
+
+
+def _synthetic_json() -> dict:
+    # SYNTHETIC (labelled): the keys and layout of jsonOutputInit / writeDeviceReport / writeResultFooter in
+    # NVIDIA/nccl-tests src/util.cu (JSON_FILE_VERSION 3); root is written as the padded text "%6i".
+    return {
+        "version": 3, "start_time": "2026-11-24 04:50:00", "args": ["all_reduce_perf", "-J", "out.json"], "env": [],
+        "nccl_version": 22803,
+        "config": {"nthreads": 1, "ngpus": 1, "minimum_bytes": 8, "maximum_bytes": 16, "step_factor": 2,
+                   "devices": [{"rank": 0, "group": 0, "pid": 10, "hostname": "node-a", "device": 0,
+                                "device_hex": "0000:19:00", "device_info": "NVIDIA GB200"}]},
+        "results": [
+            {"size": 8, "count": 2, "type": "float", "redop": "sum", "root": "    -1",
+             "out_of_place": {"time": 12.9, "alg_bw": 0.0, "bus_bw": 0.0, "nwrong": 0.0},
+             "in_place": {"time": 12.87, "alg_bw": 0.0, "bus_bw": "nan", "nwrong": None},
+             "actual_iterations": 20, "experiment_name": "all_reduce_perf"},
+            {"size": 16, "count": 4, "type": "float", "redop": "sum", "root": "    -1",
+             "out_of_place": None,
+             "in_place": {"cpu_time": 12.83, "alg_bw": 0.01, "bus_bw": 0.02, "nwrong": 2.0}}],
+        "out_of_bounds": {"count": 0, "okay": True},
+        "average_bus_bandwidth": {"bandwidth": 0.01, "okay": "unchecked"},
+        "errors": [], "end_time": "2026-11-24 04:50:01"}
+
+
+def test_synthetic_json_text_and_object_agree():
+    data = _synthetic_json()
+    parsed = parse_nccl_tests(json.dumps(data))
+    assert parsed == parse_nccl_tests(data)
+    _check_shape(parsed)
+    assert parsed["format"] == "json"
+    assert parsed["test"] == "all_reduce_perf"
+    assert parsed["devices"][0]["host"] == "node-a" and parsed["devices"][0]["pci_bus"] == "0000:19:00"
+    assert parsed["rows"][0]["root"] == -1
+    assert parsed["rows"][0]["in_place"]["busbw_gbps"] is None
+    assert parsed["rows"][1]["out_of_place"] is None and parsed["rows"][1]["in_place"]["time_us"] == 12.83
+    assert parsed["wrong_total"] == 2
+    assert parsed["peak_busbw_gbps"] == 0.02
+    assert parsed["complete"] is True and parsed["out_of_bounds_ok"] is True
+
+
+@pytest.mark.parametrize("bad, message", [
+    ("", "empty"),
+    ("   \n", "empty"),
+    (None, "got NoneType"),
+    (42, "got int"),
+    (["# Out of bounds values : 0 OK"], "got list"),
+    (b"\xff\xfe", "not UTF-8"),
+    ("hello\nworld", "no nccl-tests"),
+    ("{not json", "not JSON"),
+    ("[1, 2]", "no nccl-tests"),
+    ('{"results": 3}', "no 'results' list"),
+    ({"results": [{"size": "eight", "count": 2}]}, "results[0].size"),
+    ({"results": [{"size": 8, "count": 2, "in_place": {"bus_bw": "fast"}}]}, "in_place.bus_bw"),
+    ({"results": [{"size": 8, "count": 2, "in_place": {"nwrong": 1.5}}]}, "not a count"),
+    ({"results": [], "config": {"devices": ["x"]}}, "devices[0]"),
+    ({"results": [{"size": True, "count": 2}]}, "results[0].size"),
+])
+def test_bad_input_is_a_clear_error(bad, message):
+    with pytest.raises(AnsibleFilterError, match=r"^parse_nccl_tests: .*" + re.escape(message)):
+        parse_nccl_tests(bad)
+
+
+_LINES = st.sampled_from([
+    "#  Rank  0 Group  0 Pid   1234 on     node-a device  0 [0000:19:00] NVIDIA GB200",
+    "  1048576  262144  float  sum  -1  20.00  52.43  52.43  0  19.00  55.19  55.19  N/A",
+    "     1048576        262144     float     sum      -1    20.00",
+    "  8  2  float  sum  -1  1  2  3  -4  5  6  7  8",
+    "  8  2  float  sum  -1  1  x  3  0  5  6  7  8",
+    "# Out of bounds values : 0 OK",
+    "# Avg bus bandwidth    : 1.5",
+    "# Avg bus bandwidth    : nan",
+    "# error: boom",
+    "node-a:1:1 [0] NCCL INFO Bootstrap",
+    "",
+])
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.one_of(st.lists(st.one_of(_LINES, st.text(max_size=40)), max_size=12).map("\n".join),
+                 st.text(max_size=200), st.binary(max_size=40), st.integers(), st.none(), st.booleans(),
+                 st.dictionaries(st.sampled_from(["results", "config", "out_of_bounds", "errors"]),
+                                 st.one_of(st.none(), st.integers(), st.text(max_size=5),
+                                           st.lists(st.dictionaries(st.sampled_from(["size", "count", "in_place"]),
+                                                                    st.one_of(st.integers(), st.text(max_size=3)),
+                                                                    max_size=3), max_size=3)),
+                                 max_size=4)))
+def test_any_input_gives_the_documented_shape_or_a_clear_error(value):
+    try:
+        parsed = parse_nccl_tests(value)
+    except AnsibleFilterError as exc:
+        assert str(exc).startswith("parse_nccl_tests: ")
+        return
+    _check_shape(parsed)
