@@ -1,0 +1,53 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpufabric.cluster contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Inputs of the validation roles as ``-e`` passes them (strings), refused before anything reaches the cluster.
+
+No kubeconfig is set: the roles' default, the site-wide ``gpufabric_kubeconfig`` of their dependency, must resolve.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+import yaml
+
+import ansible_collections
+
+COLLECTIONS_PATH = next(os.path.dirname(path) for path in ansible_collections.__path__
+                        if os.path.isdir(os.path.join(path, "gpufabric", "cluster")))
+
+
+def run_role(workdir, role: str, extra_vars: str) -> tuple[int, str]:
+    play = [{"name": "Validation inputs", "hosts": "localhost", "gather_facts": False,
+             "tasks": [{"name": f"Run {role}", "ansible.builtin.include_role": {"name": f"gpufabric.cluster.{role}"}}]}]
+    (workdir / "play.yml").write_text(yaml.safe_dump(play, sort_keys=False))
+    env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=COLLECTIONS_PATH, ANSIBLE_NOCOLOR="1",
+               ANSIBLE_LOCALHOST_WARNING="false")
+    command = [os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-i", "localhost,", "-c", "local",
+               "-e", f"ansible_python_interpreter={sys.executable}", "-e", extra_vars, str(workdir / "play.yml")]
+    completed = subprocess.run(command, capture_output=True, text=True, env=env, cwd=str(workdir), check=False)
+    return completed.returncode, " ".join((completed.stdout + completed.stderr).split())
+
+
+@pytest.mark.parametrize(("role", "extra_vars", "message"), [
+    pytest.param("validate_compute_domain", "validate_compute_domain_threshold_gbps=fast",
+                 "argument 'validate_compute_domain_threshold_gbps' is of type str and we were unable to convert to "
+                 "float", id="threshold-text"),
+    pytest.param("validate_compute_domain", "validate_compute_domain_threshold_gbps=-5",
+                 "validate_compute_domain_threshold_gbps must be greater than 0 GB/s", id="threshold-negative"),
+    pytest.param("validate_rdma", "validate_rdma_min_fraction=most",
+                 "argument 'validate_rdma_min_fraction' is of type str and we were unable to convert to float",
+                 id="fraction-text"),
+    pytest.param("validate_rdma", "validate_rdma_min_fraction=1.5",
+                 "validate_rdma_min_fraction must be greater than 0 and at most 1, got 1.5 on localhost",
+                 id="fraction-above-1"),
+])
+def test_a_threshold_from_extra_vars_that_is_no_number_is_refused_by_name(tmp_path, role, extra_vars, message):
+    """Text is refused by the argument spec, a number out of range by the role's first checks, both by name."""
+    returncode, output = run_role(tmp_path, role, extra_vars)
+    assert returncode == 2, output
+    assert message in output
