@@ -105,6 +105,17 @@ def test_second_run_changes_nothing(runner, installed):
     assert again.changed == 0, again.output
 
 
+def test_cluster_playbook_without_a_kubeconfig_setting_reads_the_environment(runner, installed, cluster):
+    """The collection's cluster playbook includes the role with include_role and sets no kubeconfig: the role's
+    default, the site-wide gpufabric_kubeconfig of its dependency, must resolve inside the shared _helm_release
+    steps (it failed with "'gpufabric_kubeconfig' is undefined"), and the empty value means KUBECONFIG."""
+    again = runner.run("gpufabric.cluster.cluster",
+                       extra_vars={**chart_vars(cluster), "gpufabric_cluster_roles": ["gpu_operator"]})
+    assert "is undefined" not in again.output, again.output
+    assert again.rc == 0, again.output
+    assert again.changed == 0, again.output
+
+
 def test_check_diff_changes_nothing(api_client, runner, installed, cluster):
     before = cluster.run("helm", "history", RELEASE, "-n", NAMESPACE, "-o", "json").stdout
     checked = runner.run(installed["playbook"], "--check", "--diff")
