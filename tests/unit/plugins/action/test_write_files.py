@@ -206,8 +206,8 @@ NAMES = st.text(alphabet=st.characters(blacklist_characters="/\x00", blacklist_c
 
 
 @settings(max_examples=60, suppress_health_check=[HealthCheck.function_scoped_fixture], deadline=None)
-@given(names=st.lists(NAMES, min_size=1, max_size=4), contents=st.lists(st.text(max_size=200), min_size=4,
-                                                                         max_size=4),
+@given(names=st.lists(NAMES, min_size=1, max_size=4),
+       contents=st.lists(st.text(max_size=200), min_size=4, max_size=4),
        mode=st.sampled_from(["0644", "0600", "0444", 0o640]), check=st.booleans())
 def test_property_written_bytes_and_idempotence(tmp_path_factory, names, contents, mode, check):
     """Any names and texts: written exactly (UTF-8) or refused as duplicates; a second run changes nothing."""
