@@ -168,7 +168,7 @@ def _schedule(scenarios, durations, jobs, count):
        st.integers(min_value=0, max_value=5))
 def test_schedule_runs_each_once_never_two_heavy_together(scenarios, durations, jobs, count):
     done, heavy = _schedule(scenarios, durations, jobs, count)
-    assert sorted(name for _, _, name in done) == sorted(set(scenarios))
+    assert sorted(name for _start, _end, name in done) == sorted(set(scenarios))
     for start, end, name in done:
         beside = [other for s, e, other in done if other != name and s < end and start < e and s <= start]
         assert len(beside) < jobs
@@ -185,7 +185,7 @@ def test_schedule_of_the_recorded_tier_keeps_site_and_rdma_network_apart():
     spans = {name: (start, end) for start, end, name in done}
     assert spans["site"][1] <= spans["rdma_network"][0]
     assert spans["site"][0] == spans["nvidia_driver"][0] == 0  # a light one beside the first heavy one
-    assert max(end for _, end, _ in done) <= sum(durations.values()) / 2 + 450
+    assert max(end for _start, end, _name in done) <= sum(durations.values()) / 2 + 450
 
 
 def test_run_never_starts_a_heavy_scenario_beside_another(tmp_path, capsys):
