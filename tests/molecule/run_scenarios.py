@@ -8,12 +8,16 @@ reads scenario by scenario even when they ran side by side. A scenario that fail
 control plane left behind) and the run goes on; the exit status is 1 when any failed. The longest scenarios start
 first (durations of the last passing run of each, kept in the ``--durations`` file, which ``make molecule`` keeps in
 ``~/.cache/gpufabric`` so that a fresh clone on the same machine orders them too; unknown ones count as longest), so
-that the jobs end close together.
+that the jobs end close together. At most one "heavy" scenario runs at a time (the ``--heavy`` longest known ones, 2 by
+default; a scenario without a recorded duration is not, so that a fresh machine still runs ``--jobs`` at a time): two
+of them side by side slow each other down on a small machine, so while one runs the other slots take the longest light
+ones, and a slot waits only when every scenario left is heavy.
 
 Scenarios can share the machine: the host-role scenarios' containers have names of their own, and every cluster
 scenario starts its own control plane on free ports (tests/cluster). One scenario never runs twice at once.
 
-Usage: python tests/molecule/run_scenarios.py --jobs 2 --log-dir .build/molecule [--durations FILE] SCENARIO ...
+Usage: python tests/molecule/run_scenarios.py --jobs 2 --log-dir .build/molecule [--durations FILE] [--heavy N]
+SCENARIO ...
 """
 
 from __future__ import annotations
@@ -33,6 +37,20 @@ def order_longest_first(scenarios: list[str], durations: dict) -> list[str]:
     return sorted(unique, key=lambda name: -float(durations.get(name, float("inf"))))
 
 
+def heavy_scenarios(scenarios: list[str], durations: dict, count: int) -> set[str]:
+    """The scenarios that never run side by side: the ``count`` longest of those with a known duration."""
+    if count < 0:
+        raise ValueError(f"the number of heavy scenarios must be 0 or more, got {count}")
+    known = [name for name in order_longest_first(scenarios, durations) if name in durations]
+    return set(known[:count])
+
+
+def next_scenario(waiting: list[str], running, heavy: set[str]) -> str | None:
+    """The first of ``waiting`` that may start beside ``running``: not a heavy one while a heavy one runs; else None."""
+    heavy_running = any(name in heavy for name in running)
+    return next((name for name in waiting if not (heavy_running and name in heavy)), None)
+
+
 def read_durations(path: str) -> dict:
     """The durations of the last run: the finite non-negative numbers of the file's JSON object, else none."""
     try:
@@ -46,17 +64,23 @@ def read_durations(path: str) -> dict:
             if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and value >= 0}
 
 
-def run(scenarios: list[str], jobs: int, log_dir: str, molecule: str, durations_path: str | None = None) -> int:
+def run(scenarios: list[str], jobs: int, log_dir: str, molecule: str, durations_path: str | None = None,
+        heavy_count: int = 2) -> int:
     os.makedirs(log_dir, exist_ok=True)
     durations_path = durations_path or os.path.join(log_dir, "durations.json")
     durations = read_durations(durations_path)
     waiting = order_longest_first(scenarios, durations)
+    heavy = heavy_scenarios(waiting, durations, heavy_count)
+    passed: dict[str, int] = {}
     running: dict[str, tuple[subprocess.Popen, float, str]] = {}
     failed: list[str] = []
     environment = dict(os.environ, NO_COLOR="1")
     while waiting or running:
-        while waiting and len(running) < jobs:
-            scenario = waiting.pop(0)
+        while len(running) < jobs:
+            scenario = next_scenario(waiting, running, heavy)
+            if scenario is None:
+                break
+            waiting.remove(scenario)
             log_path = os.path.join(log_dir, f"{scenario}.log")
             with open(log_path, "wb") as log:
                 process = subprocess.Popen([molecule, "test", "-s", scenario], stdout=log, stderr=subprocess.STDOUT,
@@ -72,13 +96,15 @@ def run(scenarios: list[str], jobs: int, log_dir: str, molecule: str, durations_
             with open(log_path, encoding="utf-8", errors="replace") as log:
                 sys.stdout.write(log.read())
             if process.returncode == 0:
-                durations[scenario] = elapsed
+                passed[scenario] = elapsed
                 print(f"=== molecule scenario {scenario} passed in {elapsed}s", flush=True)
             else:
                 failed.append(scenario)
                 print(f"=== molecule scenario {scenario} FAILED after {elapsed}s", flush=True)
                 subprocess.run([molecule, "destroy", "-s", scenario], stdout=subprocess.DEVNULL,
                                stderr=subprocess.DEVNULL, env=environment, check=False)
+    # Read again: another run on this machine may have kept its figures since this one started.
+    durations = {**read_durations(durations_path), **passed}
     os.makedirs(os.path.dirname(os.path.abspath(durations_path)), exist_ok=True)
     with open(durations_path, "w", encoding="utf-8") as handle:
         json.dump(durations, handle, indent=1, sort_keys=True)
@@ -94,14 +120,19 @@ def main() -> int:
     parser.add_argument("--log-dir", required=True, help="where each scenario's log and the durations go")
     parser.add_argument("--molecule", default="molecule", help="the molecule command")
     parser.add_argument("--durations", help="the durations file (default: <log-dir>/durations.json)")
+    parser.add_argument("--heavy", type=int, default=2,
+                        help="how many of the longest known scenarios never run side by side (default 2, 0: none)")
     parser.add_argument("scenarios", nargs="+")
     arguments = parser.parse_args()
     if arguments.jobs < 1:
         parser.error(f"--jobs must be 1 or more, got {arguments.jobs}")
+    if arguments.heavy < 0:
+        parser.error(f"--heavy must be 0 or more, got {arguments.heavy}")
     missing = [name for name in arguments.scenarios if not os.path.isfile(f"molecule/{name}/molecule.yml")]
     if missing:
         parser.error(f"no scenario molecule/<name>/molecule.yml for: {' '.join(missing)}")
-    return run(arguments.scenarios, arguments.jobs, arguments.log_dir, arguments.molecule, arguments.durations)
+    return run(arguments.scenarios, arguments.jobs, arguments.log_dir, arguments.molecule, arguments.durations,
+               arguments.heavy)
 
 
 if __name__ == "__main__":

@@ -120,3 +120,94 @@ def test_durations_file_in_a_directory_not_there_yet_is_created(tmp_path, capsys
     assert run_scenarios.run(["alpha"], 1, str(tmp_path / "logs"), _stand_in_molecule(tmp_path), str(durations)) == 0
     capsys.readouterr()
     assert set(json.loads(durations.read_text())) == {"alpha"}
+
+
+DURATIONS = st.dictionaries(NAMES, st.floats(min_value=0, max_value=1e6), max_size=12)
+
+
+@given(st.lists(NAMES, max_size=12), DURATIONS, st.integers(min_value=0, max_value=14))
+def test_heavy_are_the_longest_known_scenarios(scenarios, durations, count):
+    heavy = run_scenarios.heavy_scenarios(scenarios, durations, count)
+    known = set(scenarios) & set(durations)
+    assert heavy <= known
+    assert len(heavy) == min(count, len(known))
+    assert all(durations[big] >= durations[small] for big in heavy for small in known - heavy)
+
+
+def test_a_negative_number_of_heavy_scenarios_is_an_error():
+    try:
+        run_scenarios.heavy_scenarios(["a"], {"a": 1}, -1)
+    except ValueError as exc:
+        assert "0 or more, got -1" in str(exc)
+    else:
+        raise AssertionError("no error for -1")
+
+
+def _schedule(scenarios, durations, jobs, count):
+    """Simulate run(): each scenario takes its recorded duration (1 when unknown); (start, end, name) per scenario."""
+    waiting = run_scenarios.order_longest_first(scenarios, durations)
+    heavy = run_scenarios.heavy_scenarios(waiting, durations, count)
+    running, done, now = {}, [], 0.0
+    while waiting or running:
+        while len(running) < jobs:
+            name = run_scenarios.next_scenario(waiting, running, heavy)
+            if name is None:
+                # a slot waits only while a heavy one runs and every one left is heavy
+                assert not waiting or (any(n in heavy for n in running) and set(waiting) <= heavy)
+                break
+            waiting.remove(name)
+            running[name] = now
+        assert running, "nothing runs while scenarios wait"
+        name = min(running, key=lambda n: (running[n] + durations.get(n, 1), n))
+        now = running[name] + durations.get(name, 1)
+        done.append((running.pop(name), now, name))
+    return done, heavy
+
+
+@given(st.lists(NAMES, max_size=12), DURATIONS, st.integers(min_value=1, max_value=4),
+       st.integers(min_value=0, max_value=5))
+def test_schedule_runs_each_once_never_two_heavy_together(scenarios, durations, jobs, count):
+    done, heavy = _schedule(scenarios, durations, jobs, count)
+    assert sorted(name for _start, _end, name in done) == sorted(set(scenarios))
+    for start, end, name in done:
+        beside = [other for s, e, other in done if other != name and s < end and start < e and s <= start]
+        assert len(beside) < jobs
+        if name in heavy:
+            assert not [other for s, e, other in done if other != name and other in heavy and s < end and start < e]
+
+
+def test_schedule_of_the_recorded_tier_keeps_site_and_rdma_network_apart():
+    durations = {"site": 450, "rdma_network": 444, "nvidia_driver": 331, "nvidia_imex": 325, "validate_rdma": 166,
+                 "nvidia_peermem": 88, "validate_compute_domain": 82, "doca_ofed": 81, "network_operator": 75,
+                 "dra_driver": 67, "gpu_operator": 58}
+    done, heavy = _schedule(list(durations), durations, 2, 2)
+    assert heavy == {"site", "rdma_network"}
+    spans = {name: (start, end) for start, end, name in done}
+    assert spans["site"][1] <= spans["rdma_network"][0]
+    assert spans["site"][0] == spans["nvidia_driver"][0] == 0  # a light one beside the first heavy one
+    assert max(end for _start, end, _name in done) <= sum(durations.values()) / 2 + 450
+
+
+def test_run_never_starts_a_heavy_scenario_beside_another(tmp_path, capsys):
+    durations = tmp_path / "durations.json"
+    durations.write_text(json.dumps({"alpha": 100, "beta": 90, "gamma": 1, "delta": 2}))
+    molecule = _stand_in_molecule(tmp_path)
+    assert run_scenarios.run(["alpha", "beta", "gamma", "delta"], 2, str(tmp_path / "logs"), molecule,
+                             str(durations), 2) == 0
+    capsys.readouterr()
+    calls = [line.split(" ", 1)[1] for line in (tmp_path / "calls").read_text().splitlines()]
+    assert calls.index("end test -s alpha") < calls.index("start test -s beta")
+    assert calls[:2] == ["start test -s alpha", "start test -s delta"]
+
+
+def test_run_keeps_the_durations_another_run_wrote_meanwhile(tmp_path, capsys):
+    durations = tmp_path / "durations.json"
+    durations.write_text(json.dumps({"alpha": 5, "old": 3}))
+    script = tmp_path / "molecule"
+    script.write_text("#!/bin/sh\n"
+                      f"echo '{{\"alpha\": 5, \"old\": 3, \"other\": 7}}' > {durations}\n")  # another run's figures
+    script.chmod(script.stat().st_mode | stat.S_IXUSR)
+    assert run_scenarios.run(["alpha"], 1, str(tmp_path / "logs"), str(script), str(durations)) == 0
+    capsys.readouterr()
+    kept = json.loads(durations.read_text())
+    assert set(kept) == {"alpha", "old", "other"} and kept["other"] == 7 and kept["alpha"] < 5
