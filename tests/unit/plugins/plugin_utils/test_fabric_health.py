@@ -9,7 +9,7 @@ from __future__ import annotations
 import copy
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ansible_collections.gpufabric.cluster.plugins.plugin_utils.fabric_health import (
@@ -179,6 +179,7 @@ GPU_ITEM = st.fixed_dictionaries({}, optional={
                                                           "clique_unset": JUNK})})
 
 
+@settings(deadline=None)
 @given(gpus=st.lists(GPU_ITEM | JUNK, max_size=4), driver_loaded=JUNK, source=st.sampled_from(["nvml", "pci"]) | JUNK)
 def test_any_facts_give_a_check(gpus, driver_loaded, source):
     check = check_fabric_health({"gpus": gpus, "driver_loaded": driver_loaded, "source": source})
