@@ -397,10 +397,8 @@ def test_pynvml_nvlink_speed_field_errors(code, kind):
 @pytest.mark.parametrize(("mask", "expected"), [
     (2 | 2 << 2 | 2 << 4 | 2 << 6, dict.fromkeys(nvml.FABRIC_HEALTH_FIELDS, False)),
     (1 | 1 << 2 | 1 << 4 | 1 << 6, dict.fromkeys(nvml.FABRIC_HEALTH_FIELDS, True)),
-    (2 | 2 << 2 | 1 << 4 | 2 << 6, {"degraded_bandwidth": False, "route_recovery": False, "route_unhealthy": True,
-                                     "access_timeout_recovery": False}),
-    (2 | 2 << 2 | 2 << 4 | 1 << 6, {"degraded_bandwidth": False, "route_recovery": False, "route_unhealthy": False,
-                                     "access_timeout_recovery": True}),
+    (2 | 2 << 2 | 1 << 4 | 2 << 6, dict(dict.fromkeys(nvml.FABRIC_HEALTH_FIELDS, False), route_unhealthy=True)),
+    (2 | 2 << 2 | 2 << 4 | 1 << 6, dict(dict.fromkeys(nvml.FABRIC_HEALTH_FIELDS, False), access_timeout_recovery=True)),
     # bits above the four fields (INCORRECT_CONFIGURATION at shift 8 in newer headers) do not leak into them
     (2 | 2 << 2 | 2 << 4 | 2 << 6 | 5 << 8, dict.fromkeys(nvml.FABRIC_HEALTH_FIELDS, False)),
 ])

@@ -49,8 +49,8 @@ def test_degraded_tray_fails_naming_the_gpu_links_and_condition(fleet_facts):
     ("hgx_h100", "144 NVLinks active on 8 GPU(s) as the H100/H200 SXM table expects; fabric health clean"),
 ])
 def test_healthy_hosts_pass(fleet_facts, host, message):
-    assert check_fabric_health(gpu_facts(fleet_facts, host)) == {"name": "fabric_health", "status": "pass",
-                                                                  "message": message}
+    expected = {"name": "fabric_health", "status": "pass", "message": message}
+    assert check_fabric_health(gpu_facts(fleet_facts, host)) == expected
 
 
 @pytest.mark.parametrize(("host", "status"), [("no_nvidia", "skip"), ("broken_node", "skip")])
@@ -168,15 +168,15 @@ def test_site_gate_excludes_the_degraded_tray_by_default(fleet_facts):
     assert "tray-a" not in record["excluded"]
 
 
-JUNK = st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=5),
-                    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner,
-                                                                                  max_size=4), max_leaves=12)
+SCALAR = st.none() | st.booleans() | st.integers() | st.text(max_size=5)
+JUNK = st.recursive(SCALAR, lambda inner: st.lists(inner, max_size=3) | st.dictionaries(
+    st.text(max_size=8), inner, max_size=4), max_leaves=12)
+NVLINK = st.fixed_dictionaries({}, optional=dict.fromkeys(
+    ("present", "active", "inactive_links", "speed_mbps", "reasons"), JUNK))
+FABRIC = st.fixed_dictionaries({}, optional=dict.fromkeys(("state", "health", "clique", "clique_unset"), JUNK))
+NAMES = st.sampled_from(["NVIDIA GB200", "NVIDIA H100 80GB HBM3", "x"])
 GPU_ITEM = st.fixed_dictionaries({}, optional={
-    "index": st.integers(0, 7) | st.none(), "name": st.sampled_from(["NVIDIA GB200", "NVIDIA H100 80GB HBM3", "x"])
-    | JUNK, "nvlink": JUNK | st.fixed_dictionaries({}, optional={
-        "present": JUNK, "active": JUNK, "inactive_links": JUNK, "speed_mbps": JUNK, "reasons": JUNK}),
-    "fabric": JUNK | st.fixed_dictionaries({}, optional={"state": JUNK, "health": JUNK, "clique": JUNK,
-                                                          "clique_unset": JUNK})})
+    "index": st.integers(0, 7) | st.none(), "name": NAMES | JUNK, "nvlink": JUNK | NVLINK, "fabric": JUNK | FABRIC})
 
 
 @settings(deadline=None)
