@@ -185,7 +185,7 @@ gpus:
           sample: 3c1a5f2e-9b7d-4c2a-8e6f-1d0b7a9c4e21.1
         clique_unset:
           description:
-            - Why O(clique) is V(null) (no fabric, registration not completed or failed, an all-zero cluster UUID);
+            - Why C(clique) is V(null) (no fabric, registration not completed or failed, an all-zero cluster UUID);
               V(null) when the clique is set.
           type: str
           sample: the cluster UUID is all zero (an NVLink system that is not multi-node)
