@@ -145,13 +145,22 @@ def interpret_fabric(info: nvml.FabricInfo | None) -> dict:
     A GPU without an NVLink fabric either makes NVML raise NOT_SUPPORTED or (a PCIe H100, driver 580)
     answers success with state NOT_SUPPORTED and zeros; both read as ``state: not_supported`` with the
     other fields ``None``, as ``nvidia-smi -q`` shows N/A.  ``clique`` is set only for a completed,
-    successful registration with a non-zero cluster UUID.
+    successful registration with a non-zero cluster UUID; ``clique_unset`` then says why it is not.
+    ``health`` is the decoded health mask (:func:`nvml.decode_health_mask`).
     """
     if info is None or info.state == FABRIC_NOT_SUPPORTED:
-        return {"state": "not_supported", "status": None, "cluster_uuid": None, "clique_id": None, "clique": None}
+        return {"state": "not_supported", "status": None, "cluster_uuid": None, "clique_id": None, "clique": None,
+                "clique_unset": "the GPU has no NVLink fabric", "health": None}
     cluster = uuid.UUID(info.cluster_uuid)
     clique = None
-    if info.state == FABRIC_COMPLETED and info.status == nvml.NVML_SUCCESS and cluster.int != 0:
+    unset = None
+    if info.state != FABRIC_COMPLETED:
+        unset = f"fabric registration is {FABRIC_STATES.get(info.state, f'unknown_{info.state}')}"
+    elif info.status != nvml.NVML_SUCCESS:
+        unset = f"fabric registration failed: {nvml.nvml_return_string(info.status)}"
+    elif cluster.int == 0:
+        unset = "the cluster UUID is all zero (an NVLink system that is not multi-node)"
+    else:
         clique = f"{cluster}.{info.clique_id}"
     return {
         "state": FABRIC_STATES.get(info.state, f"unknown_{info.state}"),
@@ -159,12 +168,33 @@ def interpret_fabric(info: nvml.FabricInfo | None) -> dict:
         "cluster_uuid": str(cluster),
         "clique_id": info.clique_id,
         "clique": clique,
+        "clique_unset": unset,
+        "health": nvml.decode_health_mask(info.health_mask),
+    }
+
+
+def nvlink_summary(states: list[int | None] | None, speed: int | None, reasons: list[str]) -> dict:
+    """The ``nvlink`` of a GPU: links present (state known), active, the inactive ones, the common speed.
+
+    ``states`` ``None`` (NVML has no state query) leaves the counts ``None``; ``reasons`` say why a value is
+    ``None``.
+    """
+    if states is None:
+        return {"present": None, "active": None, "inactive_links": None, "speed_mbps": speed, "reasons": reasons}
+    present = [link for link, state in enumerate(states) if state is not None]
+    return {
+        "present": len(present),
+        "active": sum(1 for link in present if states[link] == 1),
+        "inactive_links": [link for link in present if states[link] != 1],
+        "speed_mbps": speed,
+        "reasons": reasons,
     }
 
 
 def _empty_gpu(index: int) -> dict:
     return {"index": index, "uuid": None, "name": None, "pci_address": None, "device_id": None, "numa_node": None,
-            "memory_total_mib": None, "mig_mode": None, "persistence_mode": None, "fabric": None, "driver": None}
+            "memory_total_mib": None, "mig_mode": None, "persistence_mode": None, "fabric": None, "nvlink": None,
+            "driver": None}
 
 
 _UNSET = object()
@@ -176,11 +206,13 @@ class _DeviceQueries:
 
     def __init__(self, source: nvml.NvmlSource, index: int, errors: list[str]):
         self.source, self.index, self.errors = source, index, errors
+        self.last_not_supported = ""
 
     def ask(self, query: str, not_supported: t.Any = _UNSET) -> t.Any:
         try:
             return getattr(self.source, query)(self.index)
         except nvml.NvmlNotSupported as exc:
+            self.last_not_supported = str(exc)
             if not_supported is _UNSET:
                 self.errors.append(f"GPU {self.index}: NVML {query} failed: {exc}")
                 return None
@@ -188,6 +220,25 @@ class _DeviceQueries:
         except NvmlError as exc:
             self.errors.append(f"GPU {self.index}: NVML {query} failed: {exc}")
             return None
+
+
+def _nvlink(queries: _DeviceQueries) -> dict:
+    """The GPU's NVLink links and speed; a query NVML lacks (NOT_SUPPORTED) gives ``None`` with the reason."""
+    reasons: list[str] = []
+    answers = {}
+    for query in ("nvlink_states", "nvlink_speed_mbps"):
+        answer = queries.ask(query, not_supported=_NOT_SUPPORTED)
+        if answer is _NOT_SUPPORTED:
+            reasons.append(f"{query}: {queries.last_not_supported}")
+            answer = None
+        elif answer is None:
+            reasons.append(f"{query}: NVML failed (see errors)")
+        answers[query] = answer
+    states = answers["nvlink_states"]
+    if states is not None and not any(state is not None for state in states):
+        # no link present: no NVLink, so there is no speed to ask for
+        return nvlink_summary(list(states), None, [])
+    return nvlink_summary(None if states is None else list(states), answers["nvlink_speed_mbps"], reasons)
 
 
 def _nvml_gpu(source: nvml.NvmlSource, index: int, pci: dict[str, PciGpu], errors: list[str],
@@ -216,6 +267,7 @@ def _nvml_gpu(source: nvml.NvmlSource, index: int, pci: dict[str, PciGpu], error
             warnings.append(f"GPU {index}: NVLink fabric registration is {fabric['state']}; no clique yet")
         elif fabric["state"] == "completed" and fabric["status"] != "success":
             warnings.append(f"GPU {index}: NVLink fabric registration failed: {fabric['status']}")
+    gpu["nvlink"] = _nvlink(queries)
     if gpu["pci_address"] is not None:
         function = pci.get(gpu["pci_address"])
         if function is None:

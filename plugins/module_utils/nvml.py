@@ -41,6 +41,7 @@ PYNVML_LIBRARY = "nvidia-ml-py"
 PYNVML_URL = "https://pypi.org/project/nvidia-ml-py/"
 
 NVML_SUCCESS = 0
+NVML_ERROR_INVALID_ARGUMENT = 2
 NVML_ERROR_NOT_SUPPORTED = 3
 NVML_ERROR_FUNCTION_NOT_FOUND = 13
 NVML_ERROR_ARGUMENT_VERSION_MISMATCH = 25
@@ -84,7 +85,36 @@ NVML_RETURN_STRINGS = {
 
 # Query names, as the probe names them in its errors.
 SYSTEM_QUERIES = ("driver_version", "cuda_driver_version", "nvml_version", "device_count")
-DEVICE_QUERIES = ("uuid", "name", "pci_bus_id", "memory_total", "mig_mode", "persistence_mode", "fabric_info")
+DEVICE_QUERIES = ("uuid", "name", "pci_bus_id", "memory_total", "mig_mode", "persistence_mode", "fabric_info",
+                  "nvlink_states", "nvlink_speed_mbps")
+
+# NVLink (nvml.h, NVIDIA/go-nvml pkg/nvml/const.go, nvidia-ml-py 13.x pynvml.py):
+# NVML_NVLINK_MAX_LINKS = 18 (links 0..17 are asked; older headers said 12 or 6, a newer binding's own value wins);
+# nvmlDeviceGetNvLinkState answers NVML_FEATURE_ENABLED (1) for an active link, NVML_FEATURE_DISABLED (0) for an
+# inactive one, NVML_ERROR_NOT_SUPPORTED (or NVML_ERROR_INVALID_ARGUMENT, "link is invalid") for a link the GPU
+# does not have.  NVML_FI_DEV_NVLINK_SPEED_MBPS_COMMON = 90: "Common NVLink Speed in MBps for active links", read
+# with nvmlDeviceGetFieldValues.
+NVML_NVLINK_MAX_LINKS = 18
+NVML_FEATURE_ENABLED = 1
+NVML_FI_DEV_NVLINK_SPEED_MBPS_COMMON = 90
+
+# The fabric health mask (nvmlGpuFabricInfo_v2_t.healthMask and later; nvml.h of driver 570 / CUDA 12.8, the same
+# values in NVIDIA/go-nvml pkg/nvml/const.go and nvidia-ml-py 13.x): each condition is a field read as
+# ``(mask >> SHIFT) & WIDTH`` (NVML_GPU_FABRIC_HEALTH_GET; WIDTH is the field's mask, 0x3) whose value is
+# NOT_SUPPORTED = 0, TRUE = 1 or FALSE = 2.  Name -> (NVML name, shift, width).
+NVML_GPU_FABRIC_HEALTH_NOT_SUPPORTED = 0
+NVML_GPU_FABRIC_HEALTH_TRUE = 1
+NVML_GPU_FABRIC_HEALTH_FALSE = 2
+FABRIC_HEALTH_FIELDS = {
+    # NVML_GPU_FABRIC_HEALTH_MASK_SHIFT_DEGRADED_BW 0, NVML_GPU_FABRIC_HEALTH_MASK_WIDTH_DEGRADED_BW 0x3
+    "degraded_bandwidth": ("DEGRADED_BW", 0, 0x3),
+    # NVML_GPU_FABRIC_HEALTH_MASK_SHIFT_ROUTE_RECOVERY 2, _WIDTH_ROUTE_RECOVERY 0x3 (added in NVML 12.8 / r570)
+    "route_recovery": ("ROUTE_RECOVERY", 2, 0x3),
+    # NVML_GPU_FABRIC_HEALTH_MASK_SHIFT_ROUTE_UNHEALTHY 4, _WIDTH_ROUTE_UNHEALTHY 0x3
+    "route_unhealthy": ("ROUTE_UNHEALTHY", 4, 0x3),
+    # NVML_GPU_FABRIC_HEALTH_MASK_SHIFT_ACCESS_TIMEOUT_RECOVERY 6, _WIDTH_ACCESS_TIMEOUT_RECOVERY 0x3
+    "access_timeout_recovery": ("ACCESS_TIMEOUT_RECOVERY", 6, 0x3),
+}
 
 
 def nvml_return_string(code: int) -> str:
@@ -116,6 +146,39 @@ class FabricInfo:
     status: int
     cluster_uuid: str
     clique_id: int
+    # healthMask of nvmlGpuFabricInfo_v2 and later; None: only the v1 struct could be read (no health mask)
+    health_mask: int | None = None
+
+
+def decode_health_mask(mask: int | None) -> dict:
+    """Decode a fabric ``healthMask`` into its named conditions (:data:`FABRIC_HEALTH_FIELDS`).
+
+    Each condition is ``True`` (NVML: TRUE, the condition holds), ``False`` (FALSE) or ``None`` with its
+    reason in ``reasons`` (NOT_SUPPORTED, a value NVML does not define, or no mask at all).
+
+    >>> decode_health_mask(1 | 2 << 2 | 2 << 4 | 2 << 6)["degraded_bandwidth"]
+    True
+    """
+    health: dict[str, t.Any] = {"mask": mask}
+    reasons = []
+    for name, (nvml_name, shift, width) in FABRIC_HEALTH_FIELDS.items():
+        if mask is None:
+            health[name] = None
+            continue
+        value = (int(mask) >> shift) & width
+        if value == NVML_GPU_FABRIC_HEALTH_TRUE:
+            health[name] = True
+        elif value == NVML_GPU_FABRIC_HEALTH_FALSE:
+            health[name] = False
+        else:
+            health[name] = None
+            reasons.append(f"{name}: NVML reports it not supported" if value == NVML_GPU_FABRIC_HEALTH_NOT_SUPPORTED
+                           else f"{name}: value {value} of NVML_GPU_FABRIC_HEALTH_MASK_{nvml_name} is not defined")
+    if mask is None:
+        reasons.append("NVML gave no health mask (fabric info v1 only: driver or nvidia-ml-py older than "
+                       "nvmlGpuFabricInfo_v2)")
+    health["reasons"] = reasons
+    return health
 
 
 class NvmlSource(abc.ABC):
@@ -172,6 +235,20 @@ class NvmlSource(abc.ABC):
     @abc.abstractmethod
     def fabric_info(self, index: int) -> FabricInfo:
         """The GPU's fabric registration; :class:`NvmlNotSupported` on GPUs without an NVLink fabric."""
+
+    @abc.abstractmethod
+    def nvlink_states(self, index: int) -> list[int | None]:
+        """The state of links 0..NVML_NVLINK_MAX_LINKS-1: 1 active, 0 inactive, ``None`` not present.
+
+        :class:`NvmlNotSupported` when NVML (or its binding) has no NVLink state query.
+        """
+
+    @abc.abstractmethod
+    def nvlink_speed_mbps(self, index: int) -> int:
+        """The common speed of the active links in MB/s (NVML_FI_DEV_NVLINK_SPEED_MBPS_COMMON).
+
+        :class:`NvmlNotSupported` when NVML answers NOT_SUPPORTED or the binding has no field-value query.
+        """
 
 
 # --- nvidia-ml-py --------------------------------------------------------------------------------
@@ -276,8 +353,45 @@ class PynvmlSource(NvmlSource):
         if info is None:
             info = self._nvml.c_nvmlGpuFabricInfo_t()
             self._call(self._nvml.nvmlDeviceGetGpuFabricInfo, handle, ctypes.byref(info))
+        mask = getattr(info, "healthMask", None)
         return FabricInfo(state=int(info.state), status=int(info.status),
-                          cluster_uuid=str(uuid.UUID(bytes=bytes(info.clusterUuid))), clique_id=int(info.cliqueId))
+                          cluster_uuid=str(uuid.UUID(bytes=bytes(info.clusterUuid))), clique_id=int(info.cliqueId),
+                          health_mask=None if mask is None else int(mask))
+
+    def _function(self, name: str) -> t.Callable[..., t.Any]:
+        func = getattr(self._nvml, name, None)
+        if func is None:
+            raise NvmlNotSupported(f"nvidia-ml-py has no {name}")
+        return func
+
+    def nvlink_states(self, index: int) -> list[int | None]:
+        handle = self._handle(index)
+        get_state = self._function("nvmlDeviceGetNvLinkState")
+        states: list[int | None] = []
+        for link in range(int(getattr(self._nvml, "NVML_NVLINK_MAX_LINKS", NVML_NVLINK_MAX_LINKS))):
+            try:
+                states.append(1 if int(get_state(handle, link)) == NVML_FEATURE_ENABLED else 0)
+            except self._nvml.NVMLError as exc:
+                code = getattr(exc, "value", None)
+                if code in (NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_INVALID_ARGUMENT):
+                    states.append(None)
+                elif code == NVML_ERROR_FUNCTION_NOT_FOUND:
+                    raise NvmlNotSupported(f"{type(exc).__name__}: {exc}") from exc
+                else:
+                    raise self._error(exc) from exc
+        return states
+
+    def nvlink_speed_mbps(self, index: int) -> int:
+        handle = self._handle(index)
+        get_values = self._function("nvmlDeviceGetFieldValues")
+        values = self._call(get_values, handle, [NVML_FI_DEV_NVLINK_SPEED_MBPS_COMMON])
+        value = values[0]
+        code = int(getattr(value, "nvmlReturn", NVML_SUCCESS))
+        if code == NVML_ERROR_NOT_SUPPORTED:
+            raise NvmlNotSupported(f"NVML_FI_DEV_NVLINK_SPEED_MBPS_COMMON: {nvml_return_string(code)}")
+        if code != NVML_SUCCESS:
+            raise NvmlError(f"NVML_FI_DEV_NVLINK_SPEED_MBPS_COMMON: {nvml_return_string(code)}")
+        return int(value.value.uiVal)
 
 
 # --- the factory ---------------------------------------------------------------------------------

@@ -183,6 +183,75 @@ gpus:
               UUID, else V(null).
           type: str
           sample: 3c1a5f2e-9b7d-4c2a-8e6f-1d0b7a9c4e21.1
+        clique_unset:
+          description:
+            - Why C(clique) is V(null) (no fabric, registration not completed or failed, an all-zero cluster UUID);
+              V(null) when the clique is set.
+          type: str
+          sample: the cluster UUID is all zero (an NVLink system that is not multi-node)
+        health:
+          description:
+            - The fabric info's health mask (C(nvmlGpuFabricInfo_v2) and later) decoded into the conditions NVML
+              defines; V(null) when the state is V(not_supported).
+            - Each condition is V(true) (it holds), V(false), or V(null) with the reason in C(reasons)
+              (NVML reports it not supported, or the driver or nvidia-ml-py only has the v1 struct without a mask).
+          type: dict
+          contains:
+            mask:
+              description: The raw C(healthMask); V(null) when NVML gave none.
+              type: int
+              sample: 170
+            degraded_bandwidth:
+              description: C(NVML_GPU_FABRIC_HEALTH_MASK_DEGRADED_BW) is TRUE.
+              type: bool
+              sample: false
+            route_recovery:
+              description: C(NVML_GPU_FABRIC_HEALTH_MASK_ROUTE_RECOVERY) is TRUE (route recovery in progress).
+              type: bool
+              sample: false
+            route_unhealthy:
+              description: C(NVML_GPU_FABRIC_HEALTH_MASK_ROUTE_UNHEALTHY) is TRUE.
+              type: bool
+              sample: false
+            access_timeout_recovery:
+              description: C(NVML_GPU_FABRIC_HEALTH_MASK_ACCESS_TIMEOUT_RECOVERY) is TRUE.
+              type: bool
+              sample: false
+            reasons:
+              description: Why a condition is V(null).
+              type: list
+              elements: str
+              sample: []
+    nvlink:
+      description:
+        - The GPU's NVLinks from NVML (C(nvmlDeviceGetNvLinkState) over links 0 to C(NVML_NVLINK_MAX_LINKS)-1, a
+          link NVML answers NOT_SUPPORTED for being absent, and the field C(NVML_FI_DEV_NVLINK_SPEED_MBPS_COMMON)).
+        - V(null) when listed from PCI; a value NVML cannot give is V(null) with the reason in
+          C(reasons).
+      type: dict
+      contains:
+        present:
+          description: How many links the GPU has (0 without NVLink); V(null) when NVML has no state query.
+          type: int
+          sample: 18
+        active:
+          description: How many of them are active.
+          type: int
+          sample: 18
+        inactive_links:
+          description: The indexes of the present links that are not active.
+          type: list
+          elements: int
+          sample: []
+        speed_mbps:
+          description: The common speed of the active links in MB/s; V(null) when NVML cannot give it or no link.
+          type: int
+          sample: 53125
+        reasons:
+          description: Why a value is V(null).
+          type: list
+          elements: str
+          sample: []
     driver:
       description: The driver bound to the PCI function (V(nvidia), V(vfio-pci)); V(null) when none.
       type: str

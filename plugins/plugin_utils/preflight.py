@@ -18,6 +18,7 @@ from ansible_collections.gpufabric.cluster.plugins.module_utils.sort_keys import
 from ansible_collections.gpufabric.cluster.plugins.plugin_utils import arguments
 from ansible_collections.gpufabric.cluster.plugins.plugin_utils.cluster_roles import ClusterRoleError, chosen_settings
 from ansible_collections.gpufabric.cluster.plugins.plugin_utils.dma_buf import blocking_messages
+from ansible_collections.gpufabric.cluster.plugins.plugin_utils.fabric_health import check_fabric_health
 from ansible_collections.gpufabric.cluster.plugins.plugin_utils.imex_address import ImexAddressError, imex_address
 from ansible_collections.gpufabric.cluster.plugins.plugin_utils.imex_domains import (
     group_by_clique,
@@ -425,6 +426,7 @@ def preflight_report(hostvars: Mapping, hosts: list[str], settings: Mapping | No
             check_probe(facts),
             check_driver(gpu, merged),
             check_fabric(gpu),
+            check_fabric_health(gpu),
             check_imex_host(gpu, imex),
             check_rdma_ports(connectx, merged),
             check_gpudirect(gpu, connectx, peermem),

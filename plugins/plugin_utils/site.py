@@ -17,7 +17,8 @@ from ansible_collections.gpufabric.cluster.plugins.plugin_utils.redact import re
 
 NO_HARDWARE = "no NVIDIA GPU or ConnectX port found"
 # The preflight checks no host role can repair: the default gate.
-DEFAULT_GATE_CHECKS = ("probe", "fabric")
+# fabric_health: an inactive NVLink, a degraded fabric or a missing clique is hardware or fabric-manager state.
+DEFAULT_GATE_CHECKS = ("probe", "fabric", "fabric_health")
 
 
 class SiteError(ValueError):

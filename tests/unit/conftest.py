@@ -20,7 +20,7 @@ settings.register_profile("gpufabric", derandomize=not os.environ.get("GPUFABRIC
 settings.load_profile("gpufabric")
 
 SHARED_REFERENCE = os.path.normpath(os.path.join(os.path.dirname(__file__), "..", "..", "..", "shared", "reference"))
-HOST_NAMES = ("hgx_h100", "gb200_tray", "no_nvidia", "broken_node")
+HOST_NAMES = ("hgx_h100", "gb200_tray", "gb200_tray_degraded", "no_nvidia", "broken_node")
 
 
 @pytest.fixture(scope="session")

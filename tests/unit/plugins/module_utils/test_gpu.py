@@ -124,7 +124,35 @@ def test_list_pci_gpus_without_sysfs(tmp_path):
      {"state": "unknown_7", "status": "success", "cluster_uuid": GB200_UUID, "clique_id": 1, "clique": None}),
 ])
 def test_interpret_fabric(info, expected):
-    assert gpu.interpret_fabric(info) == expected
+    result = gpu.interpret_fabric(info)
+    assert {key: result[key] for key in expected} == expected
+    assert (result["clique_unset"] is None) == (result["clique"] is not None)
+
+
+@pytest.mark.parametrize(("info", "unset"), [
+    (None, "the GPU has no NVLink fabric"),
+    (nvml.FabricInfo(3, 0, ZERO_UUID, 0), "the cluster UUID is all zero (an NVLink system that is not multi-node)"),
+    (nvml.FabricInfo(2, 0, GB200_UUID, 1), "fabric registration is in_progress"),
+    (nvml.FabricInfo(3, 999, GB200_UUID, 1), "fabric registration failed: Unknown Error"),
+    (nvml.FabricInfo(3, 0, GB200_UUID, 1), None),
+])
+def test_interpret_fabric_says_why_no_clique(info, unset):
+    assert gpu.interpret_fabric(info)["clique_unset"] == unset
+
+
+def test_interpret_fabric_health_mask():
+    degraded = gpu.interpret_fabric(nvml.FabricInfo(3, 0, GB200_UUID, 1, health_mask=1 | 2 << 2 | 2 << 4 | 2 << 6))
+    assert degraded["health"] == {"mask": 169, "degraded_bandwidth": True, "route_recovery": False,
+                                  "route_unhealthy": False, "access_timeout_recovery": False, "reasons": []}
+    v1 = gpu.interpret_fabric(nvml.FabricInfo(3, 0, GB200_UUID, 1))["health"]
+    assert {key: v1[key] for key in nvml.FABRIC_HEALTH_FIELDS} == dict.fromkeys(nvml.FABRIC_HEALTH_FIELDS)
+    assert v1["mask"] is None and v1["reasons"][0].startswith("NVML gave no health mask")
+    assert gpu.interpret_fabric(None)["health"] is None
+
+
+ZERO_UNSET = "the cluster UUID is all zero (an NVLink system that is not multi-node)"
+HEALTHY = {"mask": 170, "degraded_bandwidth": False, "route_recovery": False, "route_unhealthy": False,
+           "access_timeout_recovery": False, "reasons": []}
 
 
 # --- collect_gpu over the recorded hosts ---------------------------------------------------------
@@ -146,7 +174,8 @@ def test_collect_hgx_h100(host_trees, nvml_recording, recorded):
         "pci_address": "0000:c3:00.0", "device_id": "0x2330", "numa_node": 1, "memory_total_mib": 81559,
         "mig_mode": {"current": False, "pending": False}, "persistence_mode": True,
         "fabric": {"state": "completed", "status": "success", "cluster_uuid": ZERO_UUID, "clique_id": 0,
-                   "clique": None},
+                   "clique": None, "clique_unset": ZERO_UNSET, "health": HEALTHY},
+        "nvlink": {"present": 18, "active": 18, "inactive_links": [], "speed_mbps": 26562, "reasons": []},
         "driver": "nvidia",
     }
 
@@ -179,7 +208,7 @@ def test_collect_broken_node_lists_pci(host_trees, nvml_recording, recorded):
     assert gpus[1] == {
         "index": 1, "uuid": None, "name": None, "pci_address": "0000:65:00.0", "device_id": "0x2331",
         "numa_node": 0, "memory_total_mib": None, "mig_mode": None, "persistence_mode": None, "fabric": None,
-        "driver": None,
+        "nvlink": None, "driver": None,
     }
 
 
@@ -212,7 +241,11 @@ def test_every_query_of_one_gpu_failing(host_trees, nvml_recording, recorded):
                                 for query in nvml.DEVICE_QUERIES]
     assert result["gpus"][7] == {"index": 7, "uuid": None, "name": None, "pci_address": None, "device_id": None,
                                  "numa_node": None, "memory_total_mib": None, "mig_mode": None,
-                                 "persistence_mode": None, "fabric": None, "driver": None}
+                                 "persistence_mode": None, "fabric": None, "driver": None,
+                                 "nvlink": {"present": None, "active": None, "inactive_links": None,
+                                            "speed_mbps": None,
+                                            "reasons": ["nvlink_states: NVML failed (see errors)",
+                                                        "nvlink_speed_mbps: NVML failed (see errors)"]}}
     assert result["count"] == 8
     assert result["warnings"] == ["PCI GPU 0000:df:00.0 is not reported by NVML"]
 
@@ -226,7 +259,7 @@ def test_not_supported_answers_are_not_errors(host_trees, nvml_recording, record
     result = recorded(host_trees["hgx_h100"], recording)
     first = result["gpus"][0]
     assert first["fabric"] == {"state": "not_supported", "status": None, "cluster_uuid": None, "clique_id": None,
-                               "clique": None}
+                               "clique": None, "clique_unset": "the GPU has no NVLink fabric", "health": None}
     assert (first["mig_mode"], first["persistence_mode"]) == (None, None)
     assert result["errors"] == ["GPU 1: NVML uuid failed: NVMLError_NotSupported: Not Supported"]
 

@@ -36,7 +36,7 @@ def test_recorded_source_answers_hgx(nvml_recording):
     assert source.mig_mode(0) == (0, 0)
     assert source.persistence_mode(0) == 1
     assert source.fabric_info(0) == nvml.FabricInfo(
-        state=3, status=0, cluster_uuid="00000000-0000-0000-0000-000000000000", clique_id=0)
+        state=3, status=0, cluster_uuid="00000000-0000-0000-0000-000000000000", clique_id=0, health_mask=170)
     source.shutdown()
 
 
@@ -44,7 +44,8 @@ def test_recorded_source_fabric_of_gb200(nvml_recording):
     source = RecordedSource(nvml_recording("gb200_tray"))
     assert source.device_count() == 4
     assert source.pci_bus_id(2) == "00000018:01:00.0"
-    assert source.fabric_info(3) == nvml.FabricInfo(state=3, status=0, cluster_uuid=GB200_UUID, clique_id=1)
+    assert source.fabric_info(3) == nvml.FabricInfo(state=3, status=0, cluster_uuid=GB200_UUID, clique_id=1,
+                                                    health_mask=170)
 
 
 def test_recorded_source_init_error(nvml_recording):
@@ -165,6 +166,8 @@ def _fake_pynvml(fabric_versions=(2, 3), legacy=True, accepted=(2, 3), fabric_er
     def fill(info):
         info.clusterUuid[:] = list(GB200_UUID_BYTES)
         info.status, info.cliqueId, info.state = 0, 7, 3
+        if hasattr(info, "healthMask"):  # v2 and later: every condition FALSE but DEGRADED_BW TRUE
+            info.healthMask = 1 | 2 << 2 | 2 << 4 | 2 << 6
 
     def fabric_v(handle, ref):
         info = ref._obj
@@ -229,7 +232,8 @@ def test_pynvml_source_converts_answers():
     assert source.memory_total(1) == 199715979264
     assert source.mig_mode(1) == (1, 0)
     assert source.persistence_mode(1) == 1
-    assert source.fabric_info(1) == nvml.FabricInfo(state=3, status=0, cluster_uuid=GB200_UUID, clique_id=7)
+    assert source.fabric_info(1) == nvml.FabricInfo(state=3, status=0, cluster_uuid=GB200_UUID, clique_id=7,
+                                                    health_mask=169)
     source.shutdown()
     assert [call for call in fake.calls if call[0] == "nvmlDeviceGetHandleByIndex"] == [
         ("nvmlDeviceGetHandleByIndex", 1)]  # one handle per GPU, reused by every query
@@ -327,3 +331,97 @@ def test_factory_on_the_running_host(monkeypatch):
     assert isinstance(source, nvml.PynvmlSource)
     assert source.device_count() == 4
     assert fake.calls == [("nvmlDeviceGetCount",)]
+
+
+# --- NVLink state and speed, fabric health mask ---------------------------------------------------
+
+
+def _nvlink_module(states, speed=(0, 53125), missing=()):
+    """``_fake_pynvml`` with NVLink answers: ``states`` per link (an int state or an NVML error code to raise
+    as ``('error', code)``), ``speed`` ``(nvmlReturn, MB/s)`` of the field value; ``missing`` functions removed."""
+    fake = _fake_pynvml()
+    error_type = fake.NVMLError
+
+    def link_state(_handle, link):
+        answer = states[link] if link < len(states) else ("error", 2)
+        if isinstance(answer, tuple):
+            raise error_type(answer[1])
+        return answer
+
+    def field_values(_handle, fields):
+        assert fields == [nvml.NVML_FI_DEV_NVLINK_SPEED_MBPS_COMMON]
+        return [types.SimpleNamespace(nvmlReturn=speed[0], value=types.SimpleNamespace(uiVal=speed[1]))]
+
+    fake.NVML_NVLINK_MAX_LINKS = 18
+    fake.nvmlDeviceGetNvLinkState = link_state
+    fake.nvmlDeviceGetFieldValues = field_values
+    for name in missing:
+        delattr(fake, name)
+    return fake
+
+
+def test_pynvml_nvlink_states_absent_links_are_none():
+    states = [1] * 7 + [0] + [1] * 4 + [("error", 3)] * 6
+    source = nvml.PynvmlSource(_nvlink_module(states))
+    assert source.nvlink_states(0) == [1] * 7 + [0] + [1] * 4 + [None] * 6
+    assert source.nvlink_speed_mbps(0) == 53125
+
+
+def test_pynvml_nvlink_invalid_link_index_is_absent():
+    source = nvml.PynvmlSource(_nvlink_module([1, 1]))
+    assert source.nvlink_states(0) == [1, 1] + [None] * 16
+
+
+def test_pynvml_nvlink_other_error_is_an_error():
+    source = nvml.PynvmlSource(_nvlink_module([("error", 15)]))
+    with pytest.raises(NvmlError) as caught:
+        source.nvlink_states(0)
+    assert not isinstance(caught.value, nvml.NvmlNotSupported)
+
+
+@pytest.mark.parametrize("missing", ["nvmlDeviceGetNvLinkState", "nvmlDeviceGetFieldValues"])
+def test_pynvml_nvlink_binding_without_the_call_is_not_supported(missing):
+    source = nvml.PynvmlSource(_nvlink_module([1] * 18, missing=(missing,)))
+    query = source.nvlink_states if missing == "nvmlDeviceGetNvLinkState" else source.nvlink_speed_mbps
+    with pytest.raises(nvml.NvmlNotSupported, match=missing):
+        query(0)
+
+
+@pytest.mark.parametrize(("code", "kind"), [(3, nvml.NvmlNotSupported), (999, NvmlError)])
+def test_pynvml_nvlink_speed_field_errors(code, kind):
+    source = nvml.PynvmlSource(_nvlink_module([1] * 18, speed=(code, 0)))
+    with pytest.raises(kind, match="NVML_FI_DEV_NVLINK_SPEED_MBPS_COMMON"):
+        source.nvlink_speed_mbps(0)
+
+
+@pytest.mark.parametrize(("mask", "expected"), [
+    (2 | 2 << 2 | 2 << 4 | 2 << 6, dict.fromkeys(nvml.FABRIC_HEALTH_FIELDS, False)),
+    (1 | 1 << 2 | 1 << 4 | 1 << 6, dict.fromkeys(nvml.FABRIC_HEALTH_FIELDS, True)),
+    (2 | 2 << 2 | 1 << 4 | 2 << 6, dict(dict.fromkeys(nvml.FABRIC_HEALTH_FIELDS, False), route_unhealthy=True)),
+    (2 | 2 << 2 | 2 << 4 | 1 << 6, dict(dict.fromkeys(nvml.FABRIC_HEALTH_FIELDS, False), access_timeout_recovery=True)),
+    # bits above the four fields (INCORRECT_CONFIGURATION at shift 8 in newer headers) do not leak into them
+    (2 | 2 << 2 | 2 << 4 | 2 << 6 | 5 << 8, dict.fromkeys(nvml.FABRIC_HEALTH_FIELDS, False)),
+])
+def test_decode_health_mask(mask, expected):
+    health = nvml.decode_health_mask(mask)
+    assert {key: health[key] for key in expected} == expected
+    assert health["reasons"] == [] and health["mask"] == mask
+
+
+def test_decode_health_mask_not_supported_and_undefined():
+    health = nvml.decode_health_mask(0 | 3 << 2 | 2 << 4 | 2 << 6)
+    assert (health["degraded_bandwidth"], health["route_recovery"], health["route_unhealthy"]) == (None, None, False)
+    assert health["reasons"] == ["degraded_bandwidth: NVML reports it not supported",
+                                 "route_recovery: value 3 of NVML_GPU_FABRIC_HEALTH_MASK_ROUTE_RECOVERY is not defined"]
+
+
+def test_recorded_source_nvlink(nvml_recording):
+    recording = nvml_recording("gb200_tray_degraded")
+    source = RecordedSource(recording)
+    assert source.nvlink_states(2).count(1) == 16
+    assert source.nvlink_speed_mbps(2) == 53125
+    recording["devices"][0]["nvlink"] = None
+    with pytest.raises(nvml.NvmlNotSupported):
+        RecordedSource(recording).nvlink_states(0)
+    with pytest.raises(nvml.NvmlNotSupported):
+        RecordedSource(recording).nvlink_speed_mbps(0)

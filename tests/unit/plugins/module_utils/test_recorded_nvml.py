@@ -13,6 +13,7 @@ Nothing below is read back from the tree builder that wrote the recordings: the 
 from __future__ import annotations
 
 import ctypes
+import dataclasses
 import types
 
 import pytest
@@ -99,7 +100,10 @@ def test_hgx_h100_bus_ids_are_nvml_s_form(nvml_recording):
 def test_double_and_pynvml_adapter_agree_on_the_gb200_fabric(nvml_recording, index):
     real = nvml.PynvmlSource(_pynvml(fabric={"uuid": GB200_CLUSTER_UUID_BYTES, "status": 0, "clique": 1,
                                              "state": 3}))
-    assert RecordedSource(nvml_recording("gb200_tray")).fabric_info(index) == real.fabric_info(0)
+    double = RecordedSource(nvml_recording("gb200_tray")).fabric_info(index)
+    # the stand-in answers the v1 struct, which has no health mask; the double records a healthy one
+    assert dataclasses.replace(double, health_mask=None) == real.fabric_info(0)
+    assert real.fabric_info(0).health_mask is None and double.health_mask == 170
     assert gpu.interpret_fabric(real.fabric_info(0))["clique"] == GB200_CLIQUE
 
 
@@ -107,10 +111,14 @@ def test_hgx_h100_fabric_is_an_nvswitch_system_without_clique(nvml_recording):
     # nvidia-smi -q on an HGX H100: State Completed, Status Success, CliqueId 0, ClusterUUID all zero.
     real = nvml.PynvmlSource(_pynvml(fabric={"uuid": bytes(16), "status": 0, "clique": 0, "state": 3}))
     double = RecordedSource(nvml_recording("hgx_h100"))
-    assert [double.fabric_info(index) for index in range(8)] == [real.fabric_info(0)] * 8
+    assert [dataclasses.replace(double.fabric_info(index), health_mask=None) for index in range(8)] == [
+        real.fabric_info(0)] * 8
     assert gpu.interpret_fabric(double.fabric_info(0)) == {
         "state": "completed", "status": "success", "cluster_uuid": "00000000-0000-0000-0000-000000000000",
-        "clique_id": 0, "clique": None}
+        "clique_id": 0, "clique": None,
+        "clique_unset": "the cluster UUID is all zero (an NVLink system that is not multi-node)",
+        "health": {"mask": 170, "degraded_bandwidth": False, "route_recovery": False, "route_unhealthy": False,
+                   "access_timeout_recovery": False, "reasons": []}}
 
 
 def test_not_supported_is_raised_as_pynvml_raises_it():

@@ -14,10 +14,13 @@ from ansible_collections.gpufabric.cluster.tests.unit.helpers import warning_mes
 
 GB200_CLIQUE = "3c1a5f2e-9b7d-4c2a-8e6f-1d0b7a9c4e21.1"
 ZERO_UUID = "00000000-0000-0000-0000-000000000000"
+ZERO_UNSET = "the cluster UUID is all zero (an NVLink system that is not multi-node)"
+HEALTHY = {"mask": 170, "degraded_bandwidth": False, "route_recovery": False, "route_unhealthy": False,
+           "access_timeout_recovery": False, "reasons": []}
 RESULT_KEYS = {"changed", "driver_loaded", "driver_version", "kernel_module", "cuda_driver_version", "nvml_version",
                "source", "count", "gpus", "cliques", "errors"}
 GPU_KEYS = {"index", "uuid", "name", "pci_address", "device_id", "numa_node", "memory_total_mib", "mig_mode",
-            "persistence_mode", "fabric", "driver"}
+            "persistence_mode", "fabric", "nvlink", "driver"}
 
 
 @pytest.fixture
@@ -62,7 +65,9 @@ def test_hgx_h100(run_host):
     assert all(g["persistence_mode"] is True for g in gpus)
     assert all(g["mig_mode"] == {"current": False, "pending": False} for g in gpus)
     assert all(g["fabric"] == {"state": "completed", "status": "success", "cluster_uuid": ZERO_UUID, "clique_id": 0,
-                               "clique": None} for g in gpus)
+                               "clique": None, "clique_unset": ZERO_UNSET, "health": HEALTHY} for g in gpus)
+    assert all(g["nvlink"] == {"present": 18, "active": 18, "inactive_links": [], "speed_mbps": 26562, "reasons": []}
+               for g in gpus)
 
 
 def test_gb200_tray(run_host):
@@ -73,7 +78,9 @@ def test_gb200_tray(run_host):
     assert [g["numa_node"] for g in result["gpus"]] == [0, 0, 1, 1]
     assert result["gpus"][2]["fabric"] == {"state": "completed", "status": "success",
                                            "cluster_uuid": "3c1a5f2e-9b7d-4c2a-8e6f-1d0b7a9c4e21", "clique_id": 1,
-                                           "clique": GB200_CLIQUE}
+                                           "clique": GB200_CLIQUE, "clique_unset": None, "health": HEALTHY}
+    assert result["gpus"][2]["nvlink"] == {"present": 18, "active": 18, "inactive_links": [], "speed_mbps": 53125,
+                                           "reasons": []}
     assert (result["gpus"][2]["name"], result["gpus"][2]["memory_total_mib"], result["gpus"][2]["device_id"]) == (
         "NVIDIA GB200", 190464, "0x2941")
 
@@ -94,7 +101,8 @@ def test_broken_node(run_host):
         False, None, "pci", 2)
     assert result["gpus"] == [
         {"index": index, "uuid": None, "name": None, "pci_address": address, "device_id": "0x2331", "numa_node": 0,
-         "memory_total_mib": None, "mig_mode": None, "persistence_mode": None, "fabric": None, "driver": None}
+         "memory_total_mib": None, "mig_mode": None, "persistence_mode": None, "fabric": None, "nvlink": None,
+         "driver": None}
         for index, address in enumerate(["0000:17:00.0", "0000:65:00.0"])
     ]
     assert (result["cliques"], result["errors"]) == ([], [])

@@ -1,0 +1,203 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpufabric.cluster contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Judge a parsed nccl-tests run (``gpufabric.cluster.parse_nccl_tests``) against a bus bandwidth threshold.
+
+The logic of the ``gpufabric.cluster.judge_nccl_tests`` filter; errors are :class:`NcclTestsJudgeError` (and
+:class:`...arguments.ArgumentError` for a wrong argument).  A run passes when no ``#wrong`` is non-zero, the
+out-of-bounds line says 0, no rank is missing, and the peak busbw over the large sizes (``>= min_size_bytes``)
+reaches the threshold: given, or derived from the facts with the calibration points below.
+"""
+
+from __future__ import annotations
+
+import re
+import typing as t
+from collections.abc import Mapping
+
+from ansible_collections.gpufabric.cluster.plugins.plugin_utils import arguments
+
+GIB = 1024 ** 3
+DEFAULT_MIN_SIZE_BYTES = GIB
+
+# all_reduce busbw floors within one multi-node NVLink domain (shape ``nvlink``), by GPU model, in GB/s.
+# Calibration: a full GB200 NVL72 all_reduce reaches about 835-847 GB/s busbw at 4-8 GiB (average about 745 over
+# 0.5-8 GiB), and production acceptance floors of about 600 GB/s are used (public GB200 NVL72 all_reduce results
+# cited in gpufabric.cluster issue 19).  The floor, not the peak, is the threshold.  busbw is normalised for the
+# rank count (nccl-tests doc/PERFORMANCE.md: busbw = algbw * 2 (n-1) / n), so one floor holds for any clique size.
+NVLINK_FLOORS_GBPS = {"GB200": 600.0}
+
+# all_reduce busbw per NIC over the RDMA rails (shape ``rdma``), by NIC rate in Gb/s, in GB/s.
+# Calibration: InfiniBand NDR 400G gives about 46-48 GB/s busbw per NIC; about 24 GB/s per 200G (HDR) NIC (public
+# multi-node all_reduce results cited in gpufabric.cluster issue 19).  The lower end of each range is the floor.
+RDMA_PER_NIC_GBPS = {400: 46.0, 200: 24.0}
+
+# NCCL_DEBUG=INFO lines that show the path a run took (NCCL's own log words).
+_TRANSPORT_PATTERNS = (
+    ("mnnvl", re.compile(r"\bMNNVL\b")),
+    ("nvls", re.compile(r"\bNVLS\b")),
+    ("network", re.compile(r"\bNET/(IB|Socket)\b|Using network (IB|Socket)|via NET/")),
+)
+
+
+class NcclTestsJudgeError(ValueError):
+    """Input the ``judge_nccl_tests`` filter cannot judge; the message says what is wrong."""
+
+
+def _gpu_family(model: str) -> str | None:
+    for family in NVLINK_FLOORS_GBPS:
+        if re.search(rf"\b{re.escape(family)}\b", model, re.IGNORECASE):
+            return family
+    return None
+
+
+def derive_threshold(facts: Mapping) -> tuple[float, str]:
+    """The busbw threshold (GB/s) and how it was derived, from ``facts``.
+
+    ``facts``: ``shape`` ``nvlink`` with ``gpu_model`` (``'NVIDIA GB200'``); or ``shape`` ``rdma`` with
+    ``nic_rate_gbps`` (400, 200) and ``nics`` (NICs per node used by the run).  Raises
+    :class:`NcclTestsJudgeError` when no calibration point covers them: give ``threshold_gbps`` then.
+    """
+    shape = arguments.text("facts.shape", facts.get("shape"))
+    if shape == "nvlink":
+        model = arguments.text("facts.gpu_model", facts.get("gpu_model"))
+        family = _gpu_family(model)
+        if family is None:
+            raise NcclTestsJudgeError(f"no public all_reduce calibration for GPU model {model!r} over NVLink "
+                                      f"(known: {', '.join(NVLINK_FLOORS_GBPS)}); give threshold_gbps")
+        floor = NVLINK_FLOORS_GBPS[family]
+        return floor, f"{family} NVLink domain all_reduce floor {floor:g} GB/s (NVL72 peak about 835-847 GB/s)"
+    if shape == "rdma":
+        rate = arguments.positive("facts.nic_rate_gbps", facts.get("nic_rate_gbps"))
+        nics = arguments.positive("facts.nics", facts.get("nics"))
+        if int(nics) != nics:
+            raise arguments.ArgumentError(f"facts.nics must be a whole number, got {nics!r}")
+        per_nic = RDMA_PER_NIC_GBPS.get(int(rate)) if int(rate) == rate else None
+        if per_nic is None:
+            raise NcclTestsJudgeError(f"no public all_reduce calibration for {rate:g} Gb/s NICs "
+                                      f"(known: {', '.join(str(key) for key in RDMA_PER_NIC_GBPS)}); "
+                                      "give threshold_gbps")
+        return per_nic * int(nics), f"{int(nics)} x {int(rate)}G NIC at {per_nic:g} GB/s busbw each"
+    raise arguments.ArgumentError(f"facts.shape must be 'nvlink' or 'rdma', got {shape!r}")
+
+
+def transport(log: str | None) -> dict:
+    """What paths an NCCL_DEBUG=INFO log shows: ``used`` (``mnnvl``, ``nvls``, ``network``) and the evidence."""
+    if not log:
+        return {"used": [], "evidence": [], "known": False}
+    used: list[str] = []
+    evidence: list[str] = []
+    for line in log.splitlines():
+        for name, pattern in _TRANSPORT_PATTERNS:
+            if name not in used and pattern.search(line):
+                used.append(name)
+                evidence.append(line.strip()[:200])
+    return {"used": used, "evidence": evidence, "known": bool(used)}
+
+
+def _placements(row: Mapping) -> list[Mapping]:
+    return [placement for placement in (row.get("out_of_place"), row.get("in_place")) if isinstance(placement, Mapping)]
+
+
+def _check_parsed(parsed: t.Any) -> Mapping:
+    parsed = arguments.mapping("the input", parsed)
+    for key in ("rows", "devices"):
+        if not isinstance(parsed.get(key), list):
+            raise NcclTestsJudgeError(f"the input has no '{key}' list: give the output of parse_nccl_tests")
+    for index, row in enumerate(parsed["rows"]):
+        if not isinstance(row, Mapping) or not isinstance(row.get("size_bytes"), int) \
+                or isinstance(row.get("size_bytes"), bool):
+            raise NcclTestsJudgeError(f"rows[{index}] is not a parse_nccl_tests row")
+    return parsed
+
+
+def _busbw(placement: Mapping) -> float | None:
+    value = placement.get("busbw_gbps")
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def judge_nccl_tests(parsed: t.Any, threshold_gbps: t.Any = None, facts: t.Any = None,
+                     min_size_bytes: t.Any = DEFAULT_MIN_SIZE_BYTES, ranks: t.Any = None, log: t.Any = None) -> dict:
+    """Judge the output of ``parse_nccl_tests``.
+
+    ``threshold_gbps`` (busbw, GB/s) or ``facts`` (see :func:`derive_threshold`) gives the threshold;
+    ``min_size_bytes`` the smallest size counted as large; ``ranks`` the number of ranks the job ran (a missing
+    rank fails); ``log`` the launcher's text, read for the NCCL_DEBUG=INFO lines that show the path taken.
+    """
+    parsed = _check_parsed(parsed)
+    threshold = arguments.optional(arguments.positive, "threshold_gbps", threshold_gbps)
+    min_size = arguments.positive("min_size_bytes", min_size_bytes)
+    expected_ranks = arguments.optional(arguments.positive, "ranks", ranks)
+    if expected_ranks is not None and int(expected_ranks) != expected_ranks:
+        raise arguments.ArgumentError(f"ranks must be a whole number, got {expected_ranks!r}")
+    if log is not None:
+        log = arguments.text("log", log, allow_empty=True)
+    if threshold is not None:
+        source = "given"
+    elif facts is not None:
+        threshold, source = derive_threshold(arguments.mapping("facts", facts))
+    else:
+        raise arguments.ArgumentError("give threshold_gbps or facts to derive it from")
+
+    failures: list[str] = []
+    rows = parsed["rows"]
+    wrong_sizes = sorted({row["size_bytes"] for row in rows for placement in _placements(row)
+                          if isinstance(placement.get("wrong"), int) and placement["wrong"] > 0})
+    wrong_total = sum(placement["wrong"] for row in rows for placement in _placements(row)
+                      if isinstance(placement.get("wrong"), int) and placement["wrong"] > 0)
+    if wrong_total:
+        failures.append(f"{wrong_total} wrong value(s) (#wrong) at size(s) {', '.join(map(str, wrong_sizes))} B")
+    oob = parsed.get("out_of_bounds")
+    if oob is not None and (not isinstance(oob, int) or isinstance(oob, bool) or oob < 0):
+        raise NcclTestsJudgeError(f"out_of_bounds must be a count or null, got {oob!r}")
+    if oob is None:
+        failures.append("no 'Out of bounds values' line: the run did not finish (truncated output)")
+    elif oob:
+        failures.append(f"{oob} out-of-bounds value(s)")
+    errors = parsed.get("errors") or []
+    if not isinstance(errors, list):
+        raise NcclTestsJudgeError("errors must be a list")
+    errors = [str(error) for error in errors]
+    failures += [f"nccl-tests error: {error}" for error in errors]
+
+    hosts_by_rank: dict[int, str | None] = {}
+    for device in parsed["devices"]:
+        if isinstance(device, Mapping) and isinstance(device.get("rank"), int):
+            hosts_by_rank.setdefault(device["rank"], device.get("host"))
+    count = int(expected_ranks) if expected_ranks is not None else (max(hosts_by_rank) + 1 if hosts_by_rank else 0)
+    missing = [rank for rank in range(count) if rank not in hosts_by_rank]
+    if missing:
+        failures.append(f"rank(s) missing from the device lines: {', '.join(map(str, missing))}")
+    hosts: dict[str, list[int]] = {}
+    for rank in sorted(hosts_by_rank):
+        hosts.setdefault(str(hosts_by_rank[rank]), []).append(rank)
+
+    large = [(row["size_bytes"], busbw) for row in rows if row["size_bytes"] >= min_size
+             for busbw in [max((value for value in map(_busbw, _placements(row)) if value is not None), default=None)]
+             if busbw is not None]
+    peak = max(large, key=lambda item: item[1], default=None)
+    worst = min(large, key=lambda item: item[1], default=None)
+    if not large:
+        failures.append(f"no row at or above {int(min_size)} B with a busbw: the run did not reach the large sizes")
+    elif peak[1] < threshold:
+        failures.append(f"peak busbw {peak[1]:g} GB/s (at {peak[0]} B) below the threshold {threshold:g} GB/s")
+    paths = transport(log)
+    return {
+        "passed": not failures,
+        "failures": failures,
+        "threshold_gbps": threshold,
+        "threshold_source": source,
+        "min_size_bytes": int(min_size),
+        "large_sizes": len(large),
+        "peak_busbw_gbps": peak[1] if peak else None,
+        "peak_size_bytes": peak[0] if peak else None,
+        "worst_busbw_gbps": worst[1] if worst else None,
+        "worst_size_bytes": worst[0] if worst else None,
+        "wrong_total": wrong_total,
+        "out_of_bounds": oob,
+        "ranks": len(hosts_by_rank),
+        "hosts": hosts,
+        "transport": paths["used"],
+        "transport_known": paths["known"],
+        "transport_evidence": paths["evidence"],
+    }

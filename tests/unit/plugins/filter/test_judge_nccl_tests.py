@@ -1,0 +1,173 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpufabric.cluster contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""judge_nccl_tests on real outputs (data/README.md names their sources), on runs laid out as nccl-tests prints them
+(labelled synthetic), the derived thresholds, and wrong arguments."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+from ansible.errors import AnsibleFilterError
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ansible_collections.gpufabric.cluster.plugins.filter.judge_nccl_tests import FilterModule, judge_nccl_tests
+from ansible_collections.gpufabric.cluster.plugins.filter.parse_nccl_tests import parse_nccl_tests
+
+DATA = os.path.join(os.path.dirname(__file__), "data")
+GIB = 1024 ** 3
+GB200 = {"shape": "nvlink", "gpu_model": "NVIDIA GB200"}
+
+
+def _read(name: str) -> str:
+    with open(os.path.join(DATA, name), encoding="utf-8") as handle:
+        return handle.read()
+
+
+def _synthetic_run(ranks=8, busbw=840.0, wrong=0, drop_rank=None, oob="0 OK", sizes=(GIB, 2 * GIB, 4 * GIB, 8 * GIB)):
+    """SYNTHETIC: an all_reduce_perf text output laid out as nccl-tests src/util.cu prints it (two trays of 4)."""
+    lines = ["# Collective test starting: all_reduce_perf", "# Using devices"]
+    for rank in range(ranks):
+        if rank != drop_rank:
+            lines.append(f"#  Rank {rank:2d} Group  0 Pid {1000 + rank:6d} on {'tray-' + str(rank // 4):>10s} device "
+                         f"{rank % 4:2d} [0008:01:00] NVIDIA GB200")
+    for index, size in enumerate(sizes):
+        value = busbw - 10 * (len(sizes) - 1 - index)
+        bad = wrong if index == 1 else 0
+        lines.append(f"{size:12d} {size // 4:13d}     float     sum      -1   9000.0  {value / 1.75:.2f}  {value:.2f}"
+                     f"  {bad}   9001.0  {value / 1.75:.2f}  {value - 1:.2f}  0")
+    lines += [f"# Out of bounds values : {oob}", f"# Avg bus bandwidth    : {busbw - 20:.2f}"]
+    return "\n".join(lines) + "\n"
+
+
+def test_rccl_tail_real_output_against_a_given_threshold():
+    parsed = parse_nccl_tests(_read("nccl_tests_all_reduce_rccl_tail.txt"))
+    verdict = judge_nccl_tests(parsed, threshold_gbps=300)
+    assert verdict["passed"] is True and verdict["failures"] == []
+    assert (verdict["peak_busbw_gbps"], verdict["peak_size_bytes"]) == (361.17, 17179869184)
+    assert (verdict["worst_busbw_gbps"], verdict["worst_size_bytes"]) == (359.35, 4294967296)
+    assert (verdict["large_sizes"], verdict["threshold_source"], verdict["ranks"], verdict["hosts"]) == (
+        4, "given", 0, {})
+    failed = judge_nccl_tests(parsed, threshold_gbps=400)
+    assert failed["failures"] == ["peak busbw 361.17 GB/s (at 17179869184 B) below the threshold 400 GB/s"]
+
+
+def test_device_lines_only_real_output_names_hosts_and_fails_as_truncated():
+    parsed = parse_nccl_tests(_read("nccl_tests_devices_h100_two_hosts.txt"))
+    verdict = judge_nccl_tests(parsed, threshold_gbps=100)
+    assert verdict["hosts"] == {"h100-2": list(range(8)), "h100-4": [8, 9, 10, 11]}
+    assert verdict["passed"] is False
+    assert verdict["failures"] == [
+        "no 'Out of bounds values' line: the run did not finish (truncated output)",
+        "no row at or above 1073741824 B with a busbw: the run did not reach the large sizes"]
+    assert judge_nccl_tests(parsed, threshold_gbps=100, ranks=16)["failures"][1] == \
+        "rank(s) missing from the device lines: 12, 13, 14, 15"
+
+
+def test_small_sizes_only_real_output_never_passes():
+    parsed = parse_nccl_tests(_read("nccl_tests_all_reduce_p5_tagged.txt"))
+    verdict = judge_nccl_tests(parsed, threshold_gbps=1, min_size_bytes=1024)
+    assert verdict["large_sizes"] == 0 and verdict["passed"] is False
+
+
+def test_gb200_domain_passes_on_the_derived_floor():
+    log = ("tray-0:1:1 [0] NCCL INFO NCCL_MNNVL_ENABLE set by environment to 1.\n"
+           "tray-0:1:1 [0] NCCL INFO MNNVL busId 0x8010 fabric UUID 3c1a5f2e.9b7d cliqueId 0x1 state 3\n"
+           "tray-0:1:1 [0] NCCL INFO NVLS multicast support is available on dev 0\n")
+    verdict = judge_nccl_tests(parse_nccl_tests(_synthetic_run()), facts=GB200, ranks=8, log=log)
+    assert verdict["passed"] is True, verdict["failures"]
+    assert (verdict["threshold_gbps"], verdict["peak_busbw_gbps"], verdict["worst_size_bytes"]) == (600.0, 840.0, GIB)
+    assert verdict["threshold_source"].startswith("GB200 NVLink domain all_reduce floor 600 GB/s")
+    assert verdict["hosts"] == {"tray-0": [0, 1, 2, 3], "tray-1": [4, 5, 6, 7]}
+    assert (verdict["transport"], verdict["transport_known"]) == (["mnnvl", "nvls"], True)
+
+
+def test_network_path_is_named():
+    log = "node1:1:1 [0] NCCL INFO Channel 00/0 : 0[0] -> 8[0] [send] via NET/IB/0/GDRDMA\n"
+    verdict = judge_nccl_tests(parse_nccl_tests(_synthetic_run(busbw=370)), threshold_gbps=300, log=log)
+    assert verdict["transport"] == ["network"]
+    assert judge_nccl_tests(parse_nccl_tests(_synthetic_run()), threshold_gbps=300)["transport_known"] is False
+
+
+@pytest.mark.parametrize(("kwargs", "failure"), [
+    ({"wrong": 3}, "3 wrong value(s) (#wrong) at size(s) 2147483648 B"),
+    ({"oob": "2 FAILED"}, "2 out-of-bounds value(s)"),
+    ({"drop_rank": 5}, "rank(s) missing from the device lines: 5"),
+    ({"busbw": 540.0}, "peak busbw 540 GB/s (at 8589934592 B) below the threshold 600 GB/s"),
+])
+def test_each_failure_is_named(kwargs, failure):
+    verdict = judge_nccl_tests(parse_nccl_tests(_synthetic_run(**kwargs)), facts=GB200, ranks=8)
+    assert verdict["passed"] is False
+    assert verdict["failures"] == [failure]
+
+
+@pytest.mark.parametrize(("facts", "threshold"), [
+    ({"shape": "rdma", "nic_rate_gbps": 400, "nics": 8}, 368.0),
+    ({"shape": "rdma", "nic_rate_gbps": 200, "nics": 2}, 48.0),
+    ({"shape": "nvlink", "gpu_model": "NVIDIA GB200"}, 600.0),
+])
+def test_derived_thresholds(facts, threshold):
+    verdict = judge_nccl_tests(parse_nccl_tests(_synthetic_run()), facts=facts)
+    assert verdict["threshold_gbps"] == threshold
+
+
+@pytest.mark.parametrize(("kwargs", "message"), [
+    ({}, "give threshold_gbps or facts to derive it from"),
+    ({"threshold_gbps": "600"}, "threshold_gbps must be a number"),
+    ({"threshold_gbps": True}, "threshold_gbps must be a number"),
+    ({"threshold_gbps": 0}, "threshold_gbps must be greater than 0"),
+    ({"threshold_gbps": 1, "min_size_bytes": -1}, "min_size_bytes must be greater than 0"),
+    ({"threshold_gbps": 1, "ranks": 2.5}, "ranks must be a whole number"),
+    ({"threshold_gbps": 1, "log": 7}, "log must be a string"),
+    ({"facts": "GB200"}, "facts must be a mapping"),
+    ({"facts": {"shape": "nvlink", "gpu_model": "NVIDIA H100 80GB HBM3"}}, "no public all_reduce calibration"),
+    ({"facts": {"shape": "rdma", "nic_rate_gbps": 800, "nics": 8}}, "no public all_reduce calibration for 800 Gb/s"),
+    ({"facts": {"shape": "rdma", "nic_rate_gbps": 400, "nics": 1.5}}, "facts.nics must be a whole number"),
+    ({"facts": {"shape": "ethernet"}}, "facts.shape must be 'nvlink' or 'rdma'"),
+    ({"facts": {"shape": "rdma", "nic_rate_gbps": "400", "nics": 8}}, "facts.nic_rate_gbps must be a number"),
+])
+def test_wrong_arguments_are_errors(kwargs, message):
+    with pytest.raises(AnsibleFilterError, match=r"^judge_nccl_tests: ") as caught:
+        judge_nccl_tests(parse_nccl_tests(_synthetic_run()), **kwargs)
+    assert message in str(caught.value)
+
+
+@pytest.mark.parametrize("parsed", ["text", None, [], {"rows": []}, {"rows": [{"size_bytes": "1"}], "devices": []},
+                                    {"rows": [], "devices": [], "out_of_bounds": "0"},
+                                    {"rows": [], "devices": [], "errors": "boom"}])
+def test_input_that_is_not_parse_output_is_an_error(parsed):
+    with pytest.raises(AnsibleFilterError, match=r"^judge_nccl_tests: "):
+        judge_nccl_tests(parsed, threshold_gbps=1)
+
+
+def test_filter_is_registered():
+    assert FilterModule().filters() == {"judge_nccl_tests": judge_nccl_tests}
+
+
+PLACEMENT = st.none() | st.fixed_dictionaries({
+    "time_us": st.none() | st.floats(0, 1e6), "algbw_gbps": st.none() | st.floats(0, 1e4),
+    "busbw_gbps": st.none() | st.floats(0, 1e4) | st.booleans() | st.text(max_size=3),
+    "wrong": st.none() | st.integers(-1, 5) | st.text(max_size=2)})
+ROW = st.fixed_dictionaries({"size_bytes": st.integers(0, 2 ** 34), "out_of_place": PLACEMENT, "in_place": PLACEMENT})
+DEVICE = st.fixed_dictionaries({"rank": st.integers(0, 9) | st.none() | st.text(max_size=2),
+                                "host": st.none() | st.sampled_from(["a", "b"])})
+
+
+@settings(deadline=None)
+@given(rows=st.lists(ROW, max_size=6), devices=st.lists(DEVICE, max_size=6),
+       oob=st.none() | st.integers(-1, 3) | st.booleans(), threshold=st.floats(-1, 2000) | st.text(max_size=3),
+       ranks=st.none() | st.integers(-1, 12) | st.floats(0, 12, allow_nan=False), log=st.none() | st.text(max_size=40))
+def test_any_parsed_shape_gives_a_verdict_or_an_error(rows, devices, oob, threshold, ranks, log):
+    parsed = {"rows": rows, "devices": devices, "out_of_bounds": oob, "errors": []}
+    try:
+        verdict = judge_nccl_tests(parsed, threshold_gbps=threshold, ranks=ranks, log=log)
+    except AnsibleFilterError as exc:
+        assert str(exc).startswith("judge_nccl_tests: ")
+        return
+    assert verdict["passed"] is (not verdict["failures"])
+    if verdict["passed"]:
+        assert verdict["wrong_total"] == 0 and verdict["out_of_bounds"] == 0
+        assert verdict["peak_busbw_gbps"] >= verdict["threshold_gbps"]
+        assert verdict["peak_size_bytes"] >= verdict["min_size_bytes"]
