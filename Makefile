@@ -22,21 +22,32 @@ export ANSIBLE_COLLECTIONS_PATH := $(COLLECTIONS)
 export ANSIBLE_COLLECTIONS_SCAN_SYS_PATH := true
 export PATH := $(BIN):$(PATH)
 
-.PHONY: help system-deps venv collection preflight test lint sanity unit build importer install-check hardware clean
+.PHONY: help system-deps venv test-venv collection preflight test lint sanity unit build importer install-check hardware clean
 
 help: ## list the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | expand -t 14
 
-system-deps: ## install the OS packages the set-up needs (Debian/Ubuntu; only what is missing)
+system-deps: ## install the OS packages running the playbooks needs (Debian/Ubuntu; only what is missing)
 	@sh tools/bootstrap-debian.sh
 
-$(BIN)/ansible: tests/requirements.txt | system-deps
+# .venv in two layers, each with a stamp so that a warm venv is not reinstalled: what running the playbooks needs
+# (tools/requirements-run.txt, the `venv` target), then the test tools (tests/requirements.txt), which every test
+# target adds itself, with the OS packages of its own (`sh tools/bootstrap-debian.sh COMMAND[:PACKAGE] ...`).
+TEST_VENV := $(VENV)/.test-requirements
+
+$(BIN)/ansible: tools/requirements-run.txt requirements.txt | system-deps
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --disable-pip-version-check --upgrade pip
+	$(BIN)/pip install --quiet --disable-pip-version-check -r tools/requirements-run.txt
+	touch $@
+
+$(TEST_VENV): tests/requirements.txt $(BIN)/ansible
 	$(BIN)/pip install --quiet --disable-pip-version-check -r tests/requirements.txt
 	touch $@
 
-venv: $(BIN)/ansible ## create .venv with the pinned tools
+venv: $(BIN)/ansible ## create .venv with the pinned Ansible and the controller's Python packages
+
+test-venv: $(TEST_VENV) ## add the pinned test tools to .venv
 
 collection: ## make the working tree importable as gpufabric.cluster (a link under .build/collections)
 	@mkdir -p $(dir $(LINK))
@@ -55,7 +66,7 @@ test: ## every test tier
 	@set -e; for tier in $(TEST_TIERS); do echo "=== tier: $$tier"; $(MAKE) --no-print-directory $$tier; done
 	@echo "all test tiers passed: $(TEST_TIERS)"
 
-lint: venv collection build ## ruff, yamllint, ansible-lint (production), galaxy-importer, install + ansible-doc of the tarball
+lint: test-venv collection build ## ruff, yamllint, ansible-lint (production), galaxy-importer, install + ansible-doc of the tarball
 	$(BIN)/ruff check plugins tests tools bench
 	$(BIN)/yamllint -s .
 	@# ANSIBLE_HOME: ansible-lint's cache is then .build, whose collections/ link is this checkout, so no copy of the
@@ -63,11 +74,13 @@ lint: venv collection build ## ruff, yamllint, ansible-lint (production), galaxy
 	ANSIBLE_HOME=$(BUILD) ANSIBLE_LIBRARY=$(ROOT)/tests/molecule/library ANSIBLE_MODULE_UTILS=$(ROOT)/tests/fixtures $(BIN)/ansible-lint --offline  # the scenarios' TEST FIXTURE modules
 	$(MAKE) --no-print-directory importer install-check
 
-unit: venv collection ## pytest on module_utils, modules and filters with recorded fixtures
+unit: test-venv collection ## pytest on module_utils, modules and filters with recorded fixtures
+	@sh tools/bootstrap-debian.sh chromium  # the test that renders the validation report headless
 	cd $(ROOT) && PYTHONPATH=$(COLLECTIONS) $(BIN)/pytest -q tests/unit; rc=$$?; \
 	  if [ $$rc = 5 ]; then echo "pytest collected no test"; exit 1; fi; exit $$rc
 
-sanity: venv system-deps ## ansible-test sanity on a copy of the tree laid out as ansible_collections/gpufabric/cluster
+sanity: test-venv ## ansible-test sanity on a copy of the tree laid out as ansible_collections/gpufabric/cluster
+	@sh tools/bootstrap-debian.sh rsync shellcheck  # the copy below; ansible-test's shell script check
 	@rm -rf $(SANITY_DIR) && mkdir -p $(SANITY_DIR)
 	@git ls-files -z --cached --others --exclude-standard | rsync -a --from0 --files-from=- ./ $(SANITY_DIR)/
 	@# its own git repository, so that ansible-test lists its files rather than the ignored .build/ of ours
@@ -118,7 +131,7 @@ install-check: build ## install the built tarball beside its declared dependenci
 	$(INSTALLED_ENV) $(BIN)/ansible-playbook -i localhost, --syntax-check $(BUILD)/installed-home/install-check-roles.yml > /dev/null
 	@echo "ansible-playbook --syntax-check of every role task file ($$(grep -c import_role $(BUILD)/installed-home/install-check-roles.yml)): ok"
 
-hardware: venv collection ## probe tests against the real driver and NVML (run on a GPU host)
+hardware: test-venv collection ## probe tests against the real driver and NVML (run on a GPU host)
 	PYTHONPATH=$(COLLECTIONS) $(BIN)/pytest -q -s -p no:cacheprovider tests/hardware
 
 clean: ## remove .build and the virtual environment

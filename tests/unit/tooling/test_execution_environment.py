@@ -79,7 +79,7 @@ def test_context_installs_every_collection_galaxy_yml_depends_on(context):
 
 
 def test_context_pins_the_ansible_core_the_tests_use(context):
-    pins = _requirement_lines(os.path.join(ROOT, "tests", "requirements.txt"))
+    pins = _requirement_lines(os.path.join(ROOT, "tools", "requirements-run.txt"))
     core = next(line for line in pins if line.startswith("ansible-core=="))
     containerfile = (context / "Containerfile").read_text(encoding="utf-8")
     assert core in containerfile
