@@ -22,7 +22,7 @@ export ANSIBLE_COLLECTIONS_PATH := $(COLLECTIONS)
 export ANSIBLE_COLLECTIONS_SCAN_SYS_PATH := true
 export PATH := $(BIN):$(PATH)
 
-.PHONY: help system-deps venv test-venv collection preflight test lint sanity unit build importer install-check hardware clean
+.PHONY: help system-deps venv test-venv collection preflight test lint docs-lint sanity unit build importer install-check hardware clean
 
 help: ## list the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | expand -t 14
@@ -66,13 +66,20 @@ test: ## every test tier
 	@set -e; for tier in $(TEST_TIERS); do echo "=== tier: $$tier"; $(MAKE) --no-print-directory $$tier; done
 	@echo "all test tiers passed: $(TEST_TIERS)"
 
-lint: test-venv collection build ## ruff, yamllint, ansible-lint (production), galaxy-importer, install + ansible-doc of the tarball
+lint: test-venv collection build ## ruff, yamllint, ansible-lint (production), docs-lint, galaxy-importer, install + ansible-doc of the tarball
 	$(BIN)/ruff check plugins tests tools bench
 	$(BIN)/yamllint -s .
 	@# ANSIBLE_HOME: ansible-lint's cache is then .build, whose collections/ link is this checkout, so no copy of the
 	@# collection installed under ~/.ansible by another checkout or an older run can shadow it
 	ANSIBLE_HOME=$(BUILD) ANSIBLE_LIBRARY=$(ROOT)/tests/molecule/library ANSIBLE_MODULE_UTILS=$(ROOT)/tests/fixtures $(BIN)/ansible-lint --offline  # the scenarios' TEST FIXTURE modules
-	$(MAKE) --no-print-directory importer install-check
+	$(MAKE) --no-print-directory docs-lint importer install-check
+
+# antsibull-docs reads the collection where .build/collections lays it out as ansible_collections/gpufabric/cluster;
+# it renders every module's, filter's, callback's and role's docs as the docs site would and checks the markup and
+# the references (to this collection's plugins and roles, and to those of the collections galaxy.yml names).
+docs-lint: test-venv collection ## antsibull-docs lint-collection-docs --plugin-docs; antsibull-changelog lint (the fragments)
+	ANSIBLE_HOME=$(BUILD) $(BIN)/antsibull-docs lint-collection-docs --plugin-docs $(LINK)
+	$(BIN)/antsibull-changelog lint
 
 unit: test-venv collection ## pytest on module_utils, modules and filters with recorded fixtures
 	@sh tools/bootstrap-debian.sh chromium  # the test that renders the validation report headless
