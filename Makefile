@@ -22,7 +22,7 @@ export ANSIBLE_COLLECTIONS_PATH := $(COLLECTIONS)
 export ANSIBLE_COLLECTIONS_SCAN_SYS_PATH := true
 export PATH := $(BIN):$(PATH)
 
-.PHONY: help system-deps venv test-venv collection preflight test lint docs-lint sanity unit build importer install-check hardware clean
+.PHONY: help system-deps venv test-venv collection preflight test lint docs-lint changelog sanity unit build importer install-check hardware clean
 
 help: ## list the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | expand -t 14
@@ -95,6 +95,19 @@ sanity: test-venv ## ansible-test sanity on a copy of the tree laid out as ansib
 	@mkdir -p ~/.ansible/test/cache
 	@v="$(PIP_VERSION)"; cp tools/get_pip_offline.py ~/.ansible/test/cache/get_pip_$${v//./_}.py
 	cd $(SANITY_DIR) && $(BIN)/ansible-test sanity --venv --python 3.11 --color no $(SANITY_ARGS)
+
+# changelogs/changelog.yaml has no release yet, so `antsibull-changelog generate` has nothing to write: this renders
+# what the next release's CHANGELOG.md will say, by `antsibull-changelog release` on a copy of the tree (the release
+# itself consumes the fragments; README, "Changelog").
+CHANGELOG_DIR := $(BUILD)/changelog/ansible_collections/gpufabric/cluster
+
+changelog: test-venv ## render the unreleased changes from changelogs/fragments into .build/CHANGELOG.md
+	@sh tools/bootstrap-debian.sh rsync
+	@rm -rf $(BUILD)/changelog && mkdir -p $(CHANGELOG_DIR)
+	@git ls-files -z --cached --others --exclude-standard | rsync -a --from0 --files-from=- ./ $(CHANGELOG_DIR)/
+	cd $(CHANGELOG_DIR) && $(BIN)/antsibull-changelog release --version $(VERSION) --date "$$(date -u +%F)"
+	cp $(CHANGELOG_DIR)/CHANGELOG.md $(BUILD)/CHANGELOG.md && rm -rf $(BUILD)/changelog
+	@echo "unreleased changes of $(VERSION): $(BUILD)/CHANGELOG.md"
 
 build: venv ## build the collection tarball into .build/
 	@mkdir -p $(BUILD)
