@@ -22,7 +22,7 @@ export ANSIBLE_COLLECTIONS_PATH := $(COLLECTIONS)
 export ANSIBLE_COLLECTIONS_SCAN_SYS_PATH := true
 export PATH := $(BIN):$(PATH)
 
-.PHONY: help system-deps venv test-venv collection preflight test lint docs-lint changelog sanity unit build importer install-check hardware clean
+.PHONY: help system-deps venv test-venv collection preflight test lint docs-lint docs changelog sanity unit build importer install-check hardware clean
 
 help: ## list the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | expand -t 14
@@ -95,6 +95,26 @@ sanity: test-venv ## ansible-test sanity on a copy of the tree laid out as ansib
 	@mkdir -p ~/.ansible/test/cache
 	@v="$(PIP_VERSION)"; cp tools/get_pip_offline.py ~/.ansible/test/cache/get_pip_$${v//./_}.py
 	cd $(SANITY_DIR) && $(BIN)/ansible-test sanity --venv --python 3.11 --color no $(SANITY_ARGS)
+
+# The docs site: antsibull-docs sphinx-init writes the Sphinx project, antsibull-docs collection the RST of every
+# module, filter, callback and role (from meta/argument_specs.yml), Sphinx the HTML. Offline it still builds: the
+# intersphinx inventories (Python, Jinja, docs.ansible.com) cannot be fetched, so the references to ansible.builtin
+# and the other collections stay unlinked and Sphinx warns about them (hence no -W).
+DOCS      := $(BUILD)/docs
+DOCS_VENV := $(VENV)/.docs-requirements
+
+$(DOCS_VENV): tools/requirements-docs.txt $(BIN)/ansible
+	$(BIN)/pip install --quiet --disable-pip-version-check -r tools/requirements-docs.txt
+	touch $@
+
+docs: $(DOCS_VENV) collection ## build the docs site into .build/docs/build/html (antsibull-docs, Sphinx)
+	rm -rf $(DOCS) && mkdir -p $(DOCS)
+	ANSIBLE_HOME=$(BUILD) $(BIN)/antsibull-docs sphinx-init --use-current --dest-dir $(DOCS) gpufabric.cluster
+	mkdir -p $(DOCS)/rst && chmod og-w $(DOCS)/rst
+	cd $(DOCS) && ANSIBLE_HOME=$(BUILD) $(BIN)/antsibull-docs --config-file antsibull-docs.cfg collection \
+	  --cleanup everything --use-current --dest-dir rst gpufabric.cluster
+	cd $(DOCS) && $(BIN)/sphinx-build -M html rst build -c . -q
+	@echo "docs site: $(DOCS)/build/html/index.html"
 
 # changelogs/changelog.yaml has no release yet, so `antsibull-changelog generate` has nothing to write: this renders
 # what the next release's CHANGELOG.md will say, by `antsibull-changelog release` on a copy of the tree (the release

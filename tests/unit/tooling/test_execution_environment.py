@@ -35,7 +35,7 @@ def _requirement_lines(path: str) -> list[str]:
 
 def _builder(*args: str, cwd: str) -> str:
     if not os.path.exists(BUILDER):
-        pytest.fail(f"{BUILDER} is missing: `make venv` installs ansible-builder (tests/requirements.txt)")
+        pytest.fail(f"{BUILDER} is missing: `make test-venv` installs ansible-builder (tests/requirements.txt)")
     completed = subprocess.run([BUILDER, *args], cwd=cwd, capture_output=True, text=True, check=False, timeout=120)
     assert completed.returncode == 0, completed.stdout + completed.stderr
     return completed.stdout
