@@ -22,21 +22,32 @@ export ANSIBLE_COLLECTIONS_PATH := $(COLLECTIONS)
 export ANSIBLE_COLLECTIONS_SCAN_SYS_PATH := true
 export PATH := $(BIN):$(PATH)
 
-.PHONY: help system-deps venv collection preflight test lint sanity unit build importer install-check hardware clean
+.PHONY: help system-deps venv test-venv collection preflight test lint docs-lint docs changelog sanity unit build importer install-check hardware clean
 
 help: ## list the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | expand -t 14
 
-system-deps: ## install the OS packages the set-up needs (Debian/Ubuntu; only what is missing)
+system-deps: ## install the OS packages running the playbooks needs (Debian/Ubuntu; only what is missing)
 	@sh tools/bootstrap-debian.sh
 
-$(BIN)/ansible: tests/requirements.txt | system-deps
+# .venv in two layers, each with a stamp so that a warm venv is not reinstalled: what running the playbooks needs
+# (tools/requirements-run.txt, the `venv` target), then the test tools (tests/requirements.txt), which every test
+# target adds itself, with the OS packages of its own (`sh tools/bootstrap-debian.sh COMMAND[:PACKAGE] ...`).
+TEST_VENV := $(VENV)/.test-requirements
+
+$(BIN)/ansible: tools/requirements-run.txt requirements.txt | system-deps
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --disable-pip-version-check --upgrade pip
+	$(BIN)/pip install --quiet --disable-pip-version-check -r tools/requirements-run.txt
+	touch $@
+
+$(TEST_VENV): tests/requirements.txt $(BIN)/ansible
 	$(BIN)/pip install --quiet --disable-pip-version-check -r tests/requirements.txt
 	touch $@
 
-venv: $(BIN)/ansible ## create .venv with the pinned tools
+venv: $(BIN)/ansible ## create .venv with the pinned Ansible and the controller's Python packages
+
+test-venv: $(TEST_VENV) ## add the pinned test tools to .venv
 
 collection: ## make the working tree importable as gpufabric.cluster (a link under .build/collections)
 	@mkdir -p $(dir $(LINK))
@@ -55,19 +66,28 @@ test: ## every test tier
 	@set -e; for tier in $(TEST_TIERS); do echo "=== tier: $$tier"; $(MAKE) --no-print-directory $$tier; done
 	@echo "all test tiers passed: $(TEST_TIERS)"
 
-lint: venv collection build ## ruff, yamllint, ansible-lint (production), galaxy-importer, install + ansible-doc of the tarball
+lint: test-venv collection build ## ruff, yamllint, ansible-lint (production), docs-lint, galaxy-importer, install + ansible-doc of the tarball
 	$(BIN)/ruff check plugins tests tools bench
 	$(BIN)/yamllint -s .
 	@# ANSIBLE_HOME: ansible-lint's cache is then .build, whose collections/ link is this checkout, so no copy of the
 	@# collection installed under ~/.ansible by another checkout or an older run can shadow it
 	ANSIBLE_HOME=$(BUILD) ANSIBLE_LIBRARY=$(ROOT)/tests/molecule/library ANSIBLE_MODULE_UTILS=$(ROOT)/tests/fixtures $(BIN)/ansible-lint --offline  # the scenarios' TEST FIXTURE modules
-	$(MAKE) --no-print-directory importer install-check
+	$(MAKE) --no-print-directory docs-lint importer install-check
 
-unit: venv collection ## pytest on module_utils, modules and filters with recorded fixtures
+# antsibull-docs reads the collection where .build/collections lays it out as ansible_collections/gpufabric/cluster;
+# it renders every module's, filter's, callback's and role's docs as the docs site would and checks the markup and
+# the references (to this collection's plugins and roles, and to those of the collections galaxy.yml names).
+docs-lint: test-venv collection ## antsibull-docs lint-collection-docs --plugin-docs; antsibull-changelog lint (the fragments)
+	ANSIBLE_HOME=$(BUILD) $(BIN)/antsibull-docs lint-collection-docs --plugin-docs $(LINK)
+	$(BIN)/antsibull-changelog lint
+
+unit: test-venv collection ## pytest on module_utils, modules and filters with recorded fixtures
+	@sh tools/bootstrap-debian.sh chromium  # the test that renders the validation report headless
 	cd $(ROOT) && PYTHONPATH=$(COLLECTIONS) $(BIN)/pytest -q tests/unit; rc=$$?; \
 	  if [ $$rc = 5 ]; then echo "pytest collected no test"; exit 1; fi; exit $$rc
 
-sanity: venv system-deps ## ansible-test sanity on a copy of the tree laid out as ansible_collections/gpufabric/cluster
+sanity: test-venv ## ansible-test sanity on a copy of the tree laid out as ansible_collections/gpufabric/cluster
+	@sh tools/bootstrap-debian.sh rsync shellcheck  # the copy below; ansible-test's shell script check
 	@rm -rf $(SANITY_DIR) && mkdir -p $(SANITY_DIR)
 	@git ls-files -z --cached --others --exclude-standard | rsync -a --from0 --files-from=- ./ $(SANITY_DIR)/
 	@# its own git repository, so that ansible-test lists its files rather than the ignored .build/ of ours
@@ -75,6 +95,39 @@ sanity: venv system-deps ## ansible-test sanity on a copy of the tree laid out a
 	@mkdir -p ~/.ansible/test/cache
 	@v="$(PIP_VERSION)"; cp tools/get_pip_offline.py ~/.ansible/test/cache/get_pip_$${v//./_}.py
 	cd $(SANITY_DIR) && $(BIN)/ansible-test sanity --venv --python 3.11 --color no $(SANITY_ARGS)
+
+# The docs site: antsibull-docs sphinx-init writes the Sphinx project, antsibull-docs collection the RST of every
+# module, filter, callback and role (from meta/argument_specs.yml), Sphinx the HTML. Offline it still builds: the
+# intersphinx inventories (Python, Jinja, docs.ansible.com) cannot be fetched, so the references to ansible.builtin
+# and the other collections stay unlinked and Sphinx warns about them (hence no -W).
+DOCS      := $(BUILD)/docs
+DOCS_VENV := $(VENV)/.docs-requirements
+
+$(DOCS_VENV): tools/requirements-docs.txt $(BIN)/ansible
+	$(BIN)/pip install --quiet --disable-pip-version-check -r tools/requirements-docs.txt
+	touch $@
+
+docs: $(DOCS_VENV) collection ## build the docs site into .build/docs/build/html (antsibull-docs, Sphinx)
+	rm -rf $(DOCS) && mkdir -p $(DOCS)
+	ANSIBLE_HOME=$(BUILD) $(BIN)/antsibull-docs sphinx-init --use-current --dest-dir $(DOCS) gpufabric.cluster
+	mkdir -p $(DOCS)/rst && chmod og-w $(DOCS)/rst
+	cd $(DOCS) && ANSIBLE_HOME=$(BUILD) $(BIN)/antsibull-docs --config-file antsibull-docs.cfg collection \
+	  --cleanup everything --use-current --dest-dir rst gpufabric.cluster
+	cd $(DOCS) && $(BIN)/sphinx-build -M html rst build -c . -q
+	@echo "docs site: $(DOCS)/build/html/index.html"
+
+# changelogs/changelog.yaml has no release yet, so `antsibull-changelog generate` has nothing to write: this renders
+# what the next release's CHANGELOG.md will say, by `antsibull-changelog release` on a copy of the tree (the release
+# itself consumes the fragments; README, "Changelog").
+CHANGELOG_DIR := $(BUILD)/changelog/ansible_collections/gpufabric/cluster
+
+changelog: test-venv ## render the unreleased changes from changelogs/fragments into .build/CHANGELOG.md
+	@sh tools/bootstrap-debian.sh rsync
+	@rm -rf $(BUILD)/changelog && mkdir -p $(CHANGELOG_DIR)
+	@git ls-files -z --cached --others --exclude-standard | rsync -a --from0 --files-from=- ./ $(CHANGELOG_DIR)/
+	cd $(CHANGELOG_DIR) && $(BIN)/antsibull-changelog release --version $(VERSION) --date "$$(date -u +%F)"
+	cp $(CHANGELOG_DIR)/CHANGELOG.md $(BUILD)/CHANGELOG.md && rm -rf $(BUILD)/changelog
+	@echo "unreleased changes of $(VERSION): $(BUILD)/CHANGELOG.md"
 
 build: venv ## build the collection tarball into .build/
 	@mkdir -p $(BUILD)
@@ -118,7 +171,7 @@ install-check: build ## install the built tarball beside its declared dependenci
 	$(INSTALLED_ENV) $(BIN)/ansible-playbook -i localhost, --syntax-check $(BUILD)/installed-home/install-check-roles.yml > /dev/null
 	@echo "ansible-playbook --syntax-check of every role task file ($$(grep -c import_role $(BUILD)/installed-home/install-check-roles.yml)): ok"
 
-hardware: venv collection ## probe tests against the real driver and NVML (run on a GPU host)
+hardware: test-venv collection ## probe tests against the real driver and NVML (run on a GPU host)
 	PYTHONPATH=$(COLLECTIONS) $(BIN)/pytest -q -s -p no:cacheprovider tests/hardware
 
 clean: ## remove .build and the virtual environment

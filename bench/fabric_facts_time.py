@@ -9,7 +9,7 @@ Two figures per host:
   machine has (none here: the probe warns and reads PCI).
 - ``collect``: the collectors alone, in process, with the host's recorded NVML answers.
 
-Usage (from the repository root, after ``make venv collection``):
+Usage (from the repository root, after ``make test-venv collection``):
   PYTHONPATH=.build/collections .venv/bin/python bench/fabric_facts_time.py [--runs 30] [--host hgx_h100 ...]
 """
 

@@ -22,7 +22,7 @@ the tree as on a real host.
    tools of bench/fixture_tools.py.  Every way ends with the same summary (GPUs, RDMA ports,
    peermem per host) written once on the controller, and the summaries must agree.
 
-Usage (from the repository root, after ``make venv collection``):
+Usage (from the repository root, after ``make test-venv collection``):
   PYTHONPATH=.build/collections .venv/bin/python bench/fleet_preflight.py --sizes 18 72 288 --forks 25
   PYTHONPATH=.build/collections .venv/bin/python bench/fleet_preflight.py --quick     # 2 hosts, smoke run
 """

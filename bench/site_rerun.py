@@ -10,7 +10,7 @@ the second run: hosts, tasks executed and skipped per host, changed results, wal
 host (CPU: ansible-playbook and every process it waited for, which on these local containers includes the
 modules), then the whole run's figures and the load average.
 
-Usage (from the repository root, after ``make venv collection molecule-image cluster-build`` and the
+Usage (from the repository root, after ``make test-venv collection molecule-image cluster-build`` and the
 kubernetes.core install that ``make molecule`` does):
   .venv/bin/python bench/site_rerun.py [--runs 1] [--json FILE]
 Never run it while ``make molecule`` runs the site scenario: the containers have the same names.

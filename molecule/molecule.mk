@@ -14,7 +14,7 @@ molecule-image: ## build (or reuse) the Debian 12 systemd image of the host-role
 MOLECULE_JOBS      ?= 2
 MOLECULE_DURATIONS ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/gpufabric/molecule-durations.json
 
-molecule: venv collection molecule-image cluster-build $(KUBERNETES_CORE) ## molecule test of every scenario (or SCENARIO=name, MOLECULE_JOBS=2); leaves no container behind
+molecule: test-venv collection molecule-image cluster-build $(KUBERNETES_CORE) ## molecule test of every scenario (or SCENARIO=name, MOLECULE_JOBS=2); leaves no container behind
 	$(BIN)/python tests/molecule/run_scenarios.py --jobs $(MOLECULE_JOBS) --log-dir $(BUILD)/molecule \
 	  --durations $(MOLECULE_DURATIONS) \
 	  --molecule $(BIN)/molecule $(or $(SCENARIO),$(MOLECULE_SCENARIOS))

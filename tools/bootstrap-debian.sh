@@ -1,21 +1,30 @@
 #!/bin/sh
-# Install the OS packages the set-up needs on Debian/Ubuntu (only those missing): make, the Python venv
-# module, git, rsync, shellcheck (ansible-test sanity's shell script check) and chromium (the test that renders the
-# validation report headless). Runs apt-get as root, or through sudo for another user.
+# Install OS packages on Debian/Ubuntu, only those missing, without recommended packages; as root, or through sudo
+# for another user.
+#
+#   sh tools/bootstrap-debian.sh                  what running the playbooks needs: make, the Python venv module, git
+#   sh tools/bootstrap-debian.sh COMMAND[:PACKAGE] ...
+#                                                 the package of each COMMAND not found (PACKAGE defaults to COMMAND):
+#                                                 how the test targets of the Makefile add their own tools
+#                                                 (rsync and shellcheck for sanity, chromium for unit)
 set -eu
-set --
-command -v make >/dev/null 2>&1 || set -- "$@" make
-python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || set -- "$@" python3-venv
-command -v git >/dev/null 2>&1 || set -- "$@" git
-command -v rsync >/dev/null 2>&1 || set -- "$@" rsync
-command -v shellcheck >/dev/null 2>&1 || set -- "$@" shellcheck
-command -v chromium >/dev/null 2>&1 || set -- "$@" chromium
-[ "$#" -gt 0 ] || exit 0
-echo "installing: $*"
-if [ "$(id -u)" = 0 ]; then
-  apt-get update -q
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -q "$@"
+missing=
+if [ "$#" = 0 ]; then
+  command -v make >/dev/null 2>&1 || missing="$missing make"
+  python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || missing="$missing python3-venv"
+  command -v git >/dev/null 2>&1 || missing="$missing git"
 else
-  sudo apt-get update -q
-  sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -q "$@"
+  for tool in "$@"; do
+    command -v "${tool%%:*}" >/dev/null 2>&1 || missing="$missing ${tool#*:}"
+  done
 fi
+[ -n "$missing" ] || exit 0
+echo "installing:$missing"
+if [ "$(id -u)" = 0 ]; then
+  as_root=
+else
+  as_root=sudo
+fi
+$as_root apt-get update -q
+# shellcheck disable=SC2086  # a list of package names
+$as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $missing

@@ -20,7 +20,7 @@ $(KUBERNETES_CORE): tests/cluster/requirements.txt | venv collection
 	rm -rf $(CLUSTER_WHEELS)
 	touch $@
 
-cluster-up: venv cluster-build ## start the harness by hand (GPU_NODES=18); prints the KUBECONFIG to export
+cluster-up: test-venv cluster-build ## start the harness by hand (GPU_NODES=18); prints the KUBECONFIG to export
 	$(CLUSTER_HARNESS) up --gpu-nodes $(GPU_NODES)
 
 cluster-down: venv ## stop everything cluster-up started and remove its state
@@ -29,7 +29,7 @@ cluster-down: venv ## stop everything cluster-up started and remove its state
 cluster-status: venv # the running harness: ports, pids, kubeconfig (JSON)
 	$(CLUSTER_HARNESS) status
 
-cluster: venv collection cluster-build $(KUBERNETES_CORE) ## the cluster tier: smoke tests against the harness
+cluster: test-venv collection cluster-build $(KUBERNETES_CORE) ## the cluster tier: smoke tests against the harness
 	cd $(ROOT) && rc=0 && PYTHONPATH=$(COLLECTIONS) $(BIN)/pytest -q -m cluster tests/cluster || rc=$$?; \
 	  if [ $$rc = 5 ]; then echo "pytest collected no test"; exit 1; fi; exit $$rc
 

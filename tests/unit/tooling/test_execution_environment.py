@@ -35,7 +35,7 @@ def _requirement_lines(path: str) -> list[str]:
 
 def _builder(*args: str, cwd: str) -> str:
     if not os.path.exists(BUILDER):
-        pytest.fail(f"{BUILDER} is missing: `make venv` installs ansible-builder (tests/requirements.txt)")
+        pytest.fail(f"{BUILDER} is missing: `make test-venv` installs ansible-builder (tests/requirements.txt)")
     completed = subprocess.run([BUILDER, *args], cwd=cwd, capture_output=True, text=True, check=False, timeout=120)
     assert completed.returncode == 0, completed.stdout + completed.stderr
     return completed.stdout
@@ -79,7 +79,7 @@ def test_context_installs_every_collection_galaxy_yml_depends_on(context):
 
 
 def test_context_pins_the_ansible_core_the_tests_use(context):
-    pins = _requirement_lines(os.path.join(ROOT, "tests", "requirements.txt"))
+    pins = _requirement_lines(os.path.join(ROOT, "tools", "requirements-run.txt"))
     core = next(line for line in pins if line.startswith("ansible-core=="))
     containerfile = (context / "Containerfile").read_text(encoding="utf-8")
     assert core in containerfile
