@@ -11,7 +11,8 @@ and base style are those of ``validation.html`` (:func:`.report_html.document`).
 One section per IMEX domain (a fabric clique: an NVL72 rack or part of one), its member count against the
 expected count, its problems, then one tile per member; the hosts of no domain (no multi-node clique, GPUs split
 over cliques, no facts) follow in a last section.  A host is drawn once: a report that lists it in two domains shows
-it in the first.  Each tile is coloured by the host's verdict and lists its failed and warned checks.
+it in the first.  Each tile is coloured by the host's verdict and lists its failed and warned checks; a member's
+``imex_domain`` check whose message is its domain's problems says so rather than repeating them on every tile.
 """
 
 from __future__ import annotations
@@ -72,13 +73,21 @@ def _list(value: t.Any) -> list:
     return list(value) if isinstance(value, (list, tuple)) else []
 
 
-def _tile(name: str, entry: Mapping) -> str:
+def _message(check: Mapping, domain_message: str | None) -> str:
+    """The check's message, escaped; a member's imex_domain message that repeats its domain's head points to it."""
+    message = check.get("message")
+    if check.get("name") == "imex_domain" and domain_message and message == domain_message:
+        return "as the domain above says"
+    return escape(message)
+
+
+def _tile(name: str, entry: Mapping, domain_message: str | None = None) -> str:
     verdict = _verdict(entry.get("status"))
     checks = [check for check in _list(entry.get("checks"))
               if isinstance(check, Mapping) and check.get("status") in ("fail", "warn")]
     checks.sort(key=lambda check: check.get("status") != "fail")  # failed first, each kind in report order
     items = "".join(f'<li class="{check["status"]}"><b>{escape(check.get("name"))}</b> {check["status"]}: '
-                    f'{escape(check.get("message"))}</li>' for check in checks)
+                    f'{_message(check, domain_message)}</li>' for check in checks)
     return (f'<div class="tile {verdict}" data-host="{escape(name)}" data-status="{verdict}">'
             f'<h3>{escape(name)} <span class="{verdict}">{LABELS[verdict]}</span></h3>'
             f'<div class="summary">{escape(entry.get("summary"))}</div>'
@@ -101,6 +110,8 @@ def _domain_section(domain: Mapping, members: list[str], hosts: Mapping, expecte
         counted = (f'<span class="members {fit}" data-members="{count}" data-expected="{expected}">'
                    f"{count} of {expected} expected member(s)</span>")
     nodes = domain.get("expected_nodes")
+    # the message preflight_report gives each member's imex_domain check: the domain's problems, then its notes
+    message = "; ".join(str(text) for text in _list(domain.get("problems")) + _list(domain.get("notes")))
     addresses = (f"; expected nodes file: {len(nodes)} address(es)" if isinstance(nodes, (list, tuple))
                  else "; expected nodes file unknown (an IMEX address is missing)")
     return "\n".join([
@@ -108,7 +119,7 @@ def _domain_section(domain: Mapping, members: list[str], hosts: Mapping, expecte
         f'<h2>IMEX domain {escape(domain.get("clique"))}: <span class="{verdict}">{LABELS[verdict]}</span></h2>',
         f"<p>{counted}{addresses}</p>",
         _items("problems", domain.get("problems")) + _items("notes", domain.get("notes")),
-        '<div class="tiles">' + "".join(_tile(name, hosts[name]) for name in members) + "</div>",
+        '<div class="tiles">' + "".join(_tile(name, hosts[name], message) for name in members) + "</div>",
         "</section>"])
 
 
