@@ -17,10 +17,13 @@ from collections.abc import Mapping
 from ansible_collections.gpufabric.cluster.plugins.plugin_utils.redact import redact
 from ansible_collections.gpufabric.cluster.plugins.plugin_utils.report_markdown import ReportError
 
-STYLE = """
+# The style every report page shares (page, verdict colours); each page adds its own rules after it.
+BASE_STYLE = """
 body { font-family: system-ui, sans-serif; margin: 2rem; color: #1b1f23; }
 h1 .pass, td.pass, span.pass { color: #116329; } h1 .fail, td.fail, span.fail { color: #a40e26; }
-table { border-collapse: collapse; margin: 0.5rem 0 1.5rem; }
+"""
+
+STYLE = BASE_STYLE + """table { border-collapse: collapse; margin: 0.5rem 0 1.5rem; }
 th, td { border: 1px solid #d0d7de; padding: 0.25rem 0.5rem; text-align: right; font-variant-numeric: tabular-nums; }
 table.heatmap td { min-width: 4.5rem; }
 td.na { background: #eaeef2; color: #57606a; text-align: center; }
@@ -32,8 +35,16 @@ ul.reasons li { color: #a40e26; }
 """
 
 
-def _escape(value: t.Any) -> str:
+def escape(value: t.Any) -> str:
+    """``value`` as text for an HTML element or a quoted attribute: redacted, then ``<>&"'`` escaped."""
     return html.escape(redact("" if value is None else str(value)))
+
+
+def document(title: str, style: str, body: t.Sequence[str]) -> str:
+    """One HTML document with the title, the inline style and the body parts, no external asset."""
+    return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+            f"<title>{escape(title)}</title><style>{style}</style></head>\n<body>\n"
+            + "\n".join(body) + "\n</body></html>\n")
 
 
 def _colour(value: float, threshold: float, best: float) -> str:
@@ -51,7 +62,7 @@ def _heatmap(testcase: Mapping, verdict: Mapping, threshold: float) -> str:
     best = max(numbers) if numbers else threshold
     below = {(pair["from"], pair["to"]) for pair in verdict.get("below_threshold") or []}
     columns = max((len(row) for row in matrix), default=0)
-    parts = [f'<table class="heatmap" data-testcase="{_escape(testcase.get("name"))}">',
+    parts = [f'<table class="heatmap" data-testcase="{escape(testcase.get("name"))}">',
              "<tr><th>GPU</th>" + "".join(f"<th>{column}</th>" for column in range(columns)) + "</tr>"]
     for row_index, row in enumerate(matrix):
         cells = []
@@ -73,21 +84,21 @@ def _compute_domain_section(result: Mapping) -> str:
     placement = result.get("placement") or {}
     threshold = float(verdict.get("threshold_gbps") or 0)
     status = verdict.get("status", "fail")
-    parts = [f'<section id="compute-domain"><h2>ComputeDomain {_escape(result.get("namespace"))}/'
-             f'{_escape(result.get("name"))}: <span class="{_escape(status)}">{_escape(status).upper()}</span></h2>',
-             f"<p>Nodes ({_escape(placement.get('clique'))}): {_escape(', '.join(placement.get('nodes') or []))}; "
-             f"{_escape(verdict.get('gpus'))} GPUs ({_escape(placement.get('gpu_model'))}); threshold "
-             f"{threshold:g} GB/s ({_escape(verdict.get('threshold_source'))}).</p>"]
+    parts = [f'<section id="compute-domain"><h2>ComputeDomain {escape(result.get("namespace"))}/'
+             f'{escape(result.get("name"))}: <span class="{escape(status)}">{escape(status).upper()}</span></h2>',
+             f"<p>Nodes ({escape(placement.get('clique'))}): {escape(', '.join(placement.get('nodes') or []))}; "
+             f"{escape(verdict.get('gpus'))} GPUs ({escape(placement.get('gpu_model'))}); threshold "
+             f"{threshold:g} GB/s ({escape(verdict.get('threshold_source'))}).</p>"]
     cases = {case.get("name"): case for case in (result.get("nvbandwidth") or {}).get("testcases") or []}
     for case_verdict in verdict.get("testcases") or []:
         name = case_verdict.get("name")
         worst, best = case_verdict.get("worst"), case_verdict.get("best")
         summary = (f"worst pair {worst['from']}&rarr;{worst['to']} {worst['gbps']:.2f} GB/s, best "
                    f"{best['gbps']:.2f} GB/s, spread {case_verdict.get('spread_percent')} %") if worst and best else ""
-        parts.append(f'<h3>{_escape(name)} <span class="{_escape(case_verdict.get("status"))}">'
-                     f'{_escape(case_verdict.get("status"))}</span></h3><p>{summary}</p>')
+        parts.append(f'<h3>{escape(name)} <span class="{escape(case_verdict.get("status"))}">'
+                     f'{escape(case_verdict.get("status"))}</span></h3><p>{summary}</p>')
         if name in cases and cases[name].get("matrix"):
-            parts.append(f"<p>{_escape(cases[name].get('description'))}</p>")
+            parts.append(f"<p>{escape(cases[name].get('description'))}</p>")
             parts.append(_heatmap(cases[name], case_verdict, threshold))
     parts.append(_reasons(verdict.get("reasons")))
     parts.append("</section>")
@@ -110,9 +121,9 @@ def _rdma_section(results: list) -> str:
         meter = (f'<div class="bar"><div style="width: {min(fraction, 1.0) * 100:.1f}%; background: {colour}"></div>'
                  f'<span style="left: {required * 100:.1f}%" title="required"></span></div>')
         best_text = f"{best:.2f} Gb/s" if best is not None else "-"
-        parts.append(f"<tr><td>{_escape(result.get('pair'))}</td><td>{_escape(result.get('rail'))}</td>"
-                     f"<td>{_escape(result.get('memory'))}</td><td>{best_text}</td><td>{rate:g} Gb/s</td>"
-                     f'<td>{meter}</td><td class="{_escape(status)}">{_escape(status)}</td></tr>')
+        parts.append(f"<tr><td>{escape(result.get('pair'))}</td><td>{escape(result.get('rail'))}</td>"
+                     f"<td>{escape(result.get('memory'))}</td><td>{best_text}</td><td>{rate:g} Gb/s</td>"
+                     f'<td>{meter}</td><td class="{escape(status)}">{escape(status)}</td></tr>')
         reasons.extend(verdict.get("reasons") or [])
     parts.append("</table>")
     parts.append(_reasons(reasons))
@@ -123,7 +134,7 @@ def _rdma_section(results: list) -> str:
 def _reasons(reasons: t.Any) -> str:
     if not reasons:
         return ""
-    return '<ul class="reasons">' + "".join(f"<li>{_escape(reason)}</li>" for reason in reasons) + "</ul>"
+    return '<ul class="reasons">' + "".join(f"<li>{escape(reason)}</li>" for reason in reasons) + "</ul>"
 
 
 def validation_report_html(results: t.Any, title: str = "gpufabric.cluster validation") -> str:
@@ -140,11 +151,9 @@ def validation_report_html(results: t.Any, title: str = "gpufabric.cluster valid
     statuses = ([compute_domain["verdict"]["status"]] if compute_domain else []) + \
         [(entry.get("verdict") or {}).get("status", "fail") for entry in rdma]
     overall = "pass" if statuses and all(status == "pass" for status in statuses) else "fail"
-    body = [f'<h1>{_escape(title)}: <span class="{overall}">{overall.upper()}</span></h1>']
+    body = [f'<h1>{escape(title)}: <span class="{overall}">{overall.upper()}</span></h1>']
     if compute_domain:
         body.append(_compute_domain_section(compute_domain))
     if rdma:
         body.append(_rdma_section(rdma))
-    return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-            f"<title>{_escape(title)}</title><style>{STYLE}</style></head>\n<body>\n"
-            + "\n".join(body) + "\n</body></html>\n")
+    return document(title, STYLE, body)

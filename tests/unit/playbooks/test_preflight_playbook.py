@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -56,10 +57,23 @@ def test_report_written_and_run_passes(fleet):
     assert report["summary"]["failed_hosts"] == ["broken"]
     markdown = (fleet / "reports" / "preflight.md").read_text()
     assert "**NOT READY: broken**" in markdown
+    page = (fleet / "reports" / "preflight.html").read_text()
+    tiles = re.findall(r'<div class="tile (\w+)" data-host="(\w+)"', page)
+    assert sorted(tiles) == [("fail", "broken"), ("no_hardware", "plain"), ("warn", "hgx")]
+    assert "No IMEX domain" in page and 'class="validation"' not in page  # no validation.html in the directory
     assert "broken: FAIL - failed: driver, imex, rdma_ports, gpudirect_rdma" in completed.stdout
     assert "plain: NO_HARDWARE - no NVIDIA GPU or ConnectX port found" in completed.stdout
     # hgx reads a tree, so NVML is not used: the warning says so and the GPUs come from PCI
     assert "listing GPUs from PCI sysfs instead" in completed.stderr
+
+
+def test_the_page_links_validation_html_when_the_report_directory_has_one(fleet, tmp_path):
+    reports = tmp_path / "reports"
+    reports.mkdir()
+    (reports / "validation.html").write_text("<!DOCTYPE html>")
+    completed = run_preflight(fleet, "-e", f"gpufabric_report_dir={reports}")
+    assert completed.returncode == 0, completed.stdout + completed.stderr
+    assert '<a class="validation" href="validation.html">' in (reports / "preflight.html").read_text()
 
 
 def test_second_run_changes_nothing(fleet):
@@ -129,7 +143,7 @@ def test_check_mode_writes_nothing_and_says_so(fleet, tmp_path):
     completed = run_preflight(fleet, "--check", "-e", f"gpufabric_report_dir={tmp_path / 'reports'}")
     assert completed.returncode == 0, completed.stdout + completed.stderr
     assert not (tmp_path / "reports").exists()
-    assert f"Check mode: would write {tmp_path / 'reports'}/preflight.json and preflight.md (3 host(s)); " \
+    assert f"Check mode: would write {tmp_path / 'reports'}/preflight.json, preflight.md and preflight.html (3 host(s)); " \
         "nothing is written" in completed.stdout
     assert f"Report not written (check mode); it would go to {tmp_path / 'reports'}/preflight.md" in completed.stdout
     assert "Report: " not in completed.stdout

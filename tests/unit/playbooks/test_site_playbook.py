@@ -96,7 +96,7 @@ def test_only_the_host_phase_still_gates_from_fresh_facts(fleet):
     summary = json.loads((reports / "site-summary.json").read_text())
     assert "TASK [Judge readiness of every host]" not in completed.stdout
     # the report is still written once, after the host phase, from the facts gathered again there
-    assert "TASK [Write the preflight report as JSON and Markdown]" in completed.stdout
+    assert "TASK [Write the preflight report as JSON, Markdown and HTML]" in completed.stdout
     assert json.loads((reports / "preflight.json").read_text())["hosts"]["plain"]["status"] == "no_hardware"
     assert summary["excluded_hosts"] == {"plain": ["no NVIDIA GPU or ConnectX port found"]}
 

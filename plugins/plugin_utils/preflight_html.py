@@ -1,0 +1,180 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpufabric.cluster contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Render the preflight report as one self-contained HTML page: the fleet as tiles grouped by IMEX domain.
+
+The logic of the ``gpufabric.cluster.preflight_report_html`` filter, over the dict of
+:func:`.preflight.preflight_report`; errors are :class:`.report_markdown.ReportError` and
+:class:`.arguments.ArgumentError`.  Every text is redacted and escaped by :func:`.report_html.escape`; the page frame
+and base style are those of ``validation.html`` (:func:`.report_html.document`).
+
+One section per IMEX domain (a fabric clique: an NVL72 rack or part of one), its member count against the
+expected count, its problems, then one tile per member; the hosts of no domain (no multi-node clique, GPUs split
+over cliques, no facts) follow in a last section.  A host is drawn once: a report that lists it in two domains shows
+it in the first.  Each tile is coloured by the host's verdict and lists its failed and warned checks; a member's
+``imex_domain`` check whose message is its domain's problems says so rather than repeating them on every tile.
+"""
+
+from __future__ import annotations
+
+import typing as t
+from collections.abc import Mapping
+
+from ansible_collections.gpufabric.cluster.plugins.plugin_utils import arguments
+from ansible_collections.gpufabric.cluster.plugins.plugin_utils.report_html import BASE_STYLE, document, escape
+from ansible_collections.gpufabric.cluster.plugins.plugin_utils.report_markdown import ReportError
+
+# Host and domain verdicts the page knows; anything else is drawn as "unknown" (grey), never as a pass.
+VERDICTS = ("pass", "warn", "fail", "no_hardware")
+LABELS = {"pass": "PASS", "warn": "WARN", "fail": "FAIL", "no_hardware": "NO HW", "unknown": "UNKNOWN"}
+
+STYLE = BASE_STYLE + """h1 .warn, span.warn { color: #9a6700; }
+p.counts span { margin-right: 1rem; }
+section.domain { margin: 1rem 0 1.5rem; }
+section.domain h2 { font-size: 1.1rem; margin-bottom: 0.25rem; }
+.members.short, .members.over { color: #a40e26; font-weight: bold; }
+ul.problems li { color: #a40e26; } ul.notes li { color: #9a6700; }
+.tiles { display: flex; flex-wrap: wrap; gap: 0.5rem; }
+.tile { width: 13rem; border: 1px solid #d0d7de; border-radius: 6px; padding: 0.4rem 0.5rem; font-size: 0.8rem; }
+.tile h3 { font-size: 0.9rem; margin: 0 0 0.2rem; overflow-wrap: anywhere; }
+.tile ul { margin: 0.2rem 0 0; padding-left: 1rem; } .tile li { overflow-wrap: anywhere; }
+.tile.pass { background: #dafbe1; border-color: #2da44e; }
+.tile.warn { background: #fff8c5; border-color: #bf8700; }
+.tile.fail { background: #ffebe9; border-color: #cf222e; }
+.tile.no_hardware, .tile.unknown { background: #eaeef2; border-color: #8c959f; }
+li.fail { color: #a40e26; } li.warn { color: #7d4e00; }
+"""
+
+
+class _Args(t.NamedTuple):
+    title: str
+    validation_link: str | None
+    expected_members: int | None
+
+
+def _verdict(value: t.Any) -> str:
+    return value if isinstance(value, str) and value in VERDICTS else "unknown"
+
+
+def _members_expected(name: str, value: t.Any) -> int:
+    value = arguments.positive(name, value)
+    if value != int(value):
+        raise arguments.ArgumentError(f"{name} must be a whole number, got {value!r}")
+    return int(value)
+
+
+def _check_arguments(title: t.Any, validation_link: t.Any, expected_members: t.Any) -> _Args:
+    return _Args(arguments.text("title", title),
+                 arguments.optional(arguments.text, "validation_link", validation_link),
+                 arguments.optional(_members_expected, "expected_members", expected_members))
+
+
+def _list(value: t.Any) -> list:
+    return list(value) if isinstance(value, (list, tuple)) else []
+
+
+def _message(check: Mapping, domain_message: str | None) -> str:
+    """The check's message, escaped; a member's imex_domain message that repeats its domain's head points to it."""
+    message = check.get("message")
+    if check.get("name") == "imex_domain" and domain_message and message == domain_message:
+        return "as the domain above says"
+    return escape(message)
+
+
+def _tile(name: str, entry: Mapping, domain_message: str | None = None) -> str:
+    verdict = _verdict(entry.get("status"))
+    checks = [check for check in _list(entry.get("checks"))
+              if isinstance(check, Mapping) and check.get("status") in ("fail", "warn")]
+    checks.sort(key=lambda check: check.get("status") != "fail")  # failed first, each kind in report order
+    items = "".join(f'<li class="{check["status"]}"><b>{escape(check.get("name"))}</b> {check["status"]}: '
+                    f'{_message(check, domain_message)}</li>' for check in checks)
+    return (f'<div class="tile {verdict}" data-host="{escape(name)}" data-status="{verdict}">'
+            f'<h3>{escape(name)} <span class="{verdict}">{LABELS[verdict]}</span></h3>'
+            f'<div class="summary">{escape(entry.get("summary"))}</div>'
+            + (f"<ul>{items}</ul>" if items else "") + "</div>")
+
+
+def _items(css: str, texts: t.Any) -> str:
+    texts = _list(texts)
+    return f'<ul class="{css}">' + "".join(f"<li>{escape(text)}</li>" for text in texts) + "</ul>" if texts else ""
+
+
+def _domain_section(domain: Mapping, members: list[str], hosts: Mapping, expected: int | None) -> str:
+    """The domain's head and the tiles of ``members`` (its members not drawn yet); the count is of all it lists."""
+    verdict = _verdict(domain.get("status"))
+    count = len({name for name in _list(domain.get("members")) if isinstance(name, str)})
+    if expected is None:
+        counted = f'<span class="members" data-members="{count}">{count} member(s)</span>'
+    else:
+        fit = "short" if count < expected else ("over" if count > expected else "full")
+        counted = (f'<span class="members {fit}" data-members="{count}" data-expected="{expected}">'
+                   f"{count} of {expected} expected member(s)</span>")
+    nodes = domain.get("expected_nodes")
+    # the message preflight_report gives each member's imex_domain check: the domain's problems, then its notes
+    message = "; ".join(str(text) for text in _list(domain.get("problems")) + _list(domain.get("notes")))
+    addresses = (f"; expected nodes file: {len(nodes)} address(es)" if isinstance(nodes, (list, tuple))
+                 else "; expected nodes file unknown (an IMEX address is missing)")
+    return "\n".join([
+        f'<section class="domain" data-clique="{escape(domain.get("clique"))}" data-status="{verdict}">',
+        f'<h2>IMEX domain {escape(domain.get("clique"))}: <span class="{verdict}">{LABELS[verdict]}</span></h2>',
+        f"<p>{counted}{addresses}</p>",
+        _items("problems", domain.get("problems")) + _items("notes", domain.get("notes")),
+        '<div class="tiles">' + "".join(_tile(name, hosts[name], message) for name in members) + "</div>",
+        "</section>"])
+
+
+def _rest_section(names: list[str], hosts: Mapping) -> str:
+    return "\n".join([
+        '<section class="domain" data-clique="" data-status="none">',
+        f'<h2>No IMEX domain</h2><p><span class="members" data-members="{len(names)}">{len(names)} host(s)</span>'
+        "; no multi-node NVLink clique, GPUs split over cliques, or no facts</p>",
+        '<div class="tiles">' + "".join(_tile(name, hosts[name]) for name in names) + "</div>",
+        "</section>"])
+
+
+def preflight_report_html(report: t.Any, title: t.Any = "GPU fabric readiness", validation_link: t.Any = None,
+                          expected_members: t.Any = None) -> str:
+    """One HTML document, no external asset or script, for the report of ``gpufabric.cluster.preflight_report``.
+
+    ``validation_link``: the address of the validation page (``validation.html`` beside this page), linked from the
+    head of the page when given.  ``expected_members``: the hosts every IMEX domain should have (18 for the compute
+    trays of a GB200 NVL72 rack); each domain's member count is shown against it and marked when it differs.
+    """
+    args = _check_arguments(title, validation_link, expected_members)
+    if not isinstance(report, Mapping) or not isinstance(report.get("hosts"), Mapping) \
+            or not isinstance(report.get("summary"), Mapping):
+        raise ReportError("expected the dict returned by gpufabric.cluster.preflight_report")
+    hosts = {}
+    for name, entry in report["hosts"].items():
+        if not isinstance(name, str) or not isinstance(entry, Mapping):
+            raise ReportError(f"hosts.{name}: expected a host name and its entry (a mapping), "
+                              f"got {type(entry).__name__}")
+        hosts[name] = entry
+    domains = report.get("imex_domains")
+    if domains is not None and not isinstance(domains, (list, tuple)):
+        raise ReportError("imex_domains must be a list")
+    summary = report["summary"]
+    ready = summary.get("ready") is True
+    verdict = "pass" if ready else "fail"
+    body = [f'<h1>{escape(args.title)}: <span class="{verdict}">{"READY" if ready else "NOT READY"}</span></h1>']
+    counts = [f'<span class="{status}" data-count="{status}">{escape(summary.get(status, 0))} '
+              f'{LABELS[status].lower() if status != "no_hardware" else "without NVIDIA GPU or ConnectX port"}</span>'
+              for status in VERDICTS]
+    body.append(f'<p class="counts"><span>{escape(summary.get("hosts", len(hosts)))} host(s)</span>'
+                + "".join(counts) + "</p>")
+    if args.validation_link:
+        body.append(f'<p><a class="validation" href="{escape(args.validation_link)}">Validation report</a></p>')
+    drawn: set[str] = set()
+    for domain in domains or []:
+        if not isinstance(domain, Mapping):
+            raise ReportError("imex_domains entries must be mappings")
+        members = [name for name in _list(domain.get("members")) if isinstance(name, str) and name in hosts
+                   and name not in drawn]
+        drawn.update(members)
+        body.append(_domain_section(domain, members, hosts, args.expected_members))
+    rest = sorted(name for name in hosts if name not in drawn)
+    if rest:
+        body.append(_rest_section(rest, hosts))
+    if not hosts:
+        body.append("<p>No host was judged.</p>")
+    return document(args.title, STYLE, body)
