@@ -143,7 +143,7 @@ def test_check_mode_writes_nothing_and_says_so(fleet, tmp_path):
     completed = run_preflight(fleet, "--check", "-e", f"gpufabric_report_dir={tmp_path / 'reports'}")
     assert completed.returncode == 0, completed.stdout + completed.stderr
     assert not (tmp_path / "reports").exists()
-    assert f"Check mode: would write {tmp_path / 'reports'}/preflight.json, preflight.md and preflight.html (3 host(s)); " \
-        "nothing is written" in completed.stdout
+    assert f"Check mode: would write {tmp_path / 'reports'}/preflight.json, preflight.md and preflight.html " \
+        "(3 host(s)); nothing is written" in completed.stdout
     assert f"Report not written (check mode); it would go to {tmp_path / 'reports'}/preflight.md" in completed.stdout
     assert "Report: " not in completed.stdout
