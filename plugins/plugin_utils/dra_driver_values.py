@@ -1,10 +1,13 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpufabric.cluster contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""nvidia-dra-driver-gpu chart values.
+"""DRA driver chart values (nvidia-dra-driver-gpu 25.x, dra-driver-nvidia-gpu 0.4 and later).
 
 GPU resources agree with the GPU Operator's device plugin (never both), ``nvidiaDriverRoot`` is where the
 driver lives (``/`` on the host, the GPU Operator's driver install directory otherwise).
+The chart version decides where the two chart lines differ: 0.4 and later get
+``nameOverride=nvidia-dra-driver-gpu`` (the objects keep the names the 25.x chart gave them) and take their image
+from ``registry.k8s.io/dra-driver-nvidia``.
 
 The logic of the ``gpufabric.cluster.dra_driver_values`` filter; errors are
 :class:`...cluster_roles.ClusterRoleError`.
@@ -15,7 +18,7 @@ from __future__ import annotations
 import typing as t
 from collections.abc import Mapping
 
-from ansible_collections.gpufabric.cluster.plugins.plugin_utils import arguments
+from ansible_collections.gpufabric.cluster.plugins.plugin_utils import arguments, dra_driver_chart
 from ansible_collections.gpufabric.cluster.plugins.plugin_utils.cluster_roles import (
     ClusterRoleError,
     chosen_settings,
@@ -30,8 +33,12 @@ DEFAULTS = {
     "webhook": False,
     "image_registry": "",
     "image_pull_secrets": [],
+    "chart_version": "",
 }
 REPOSITORY = "nvcr.io/nvidia/k8s-dra-driver-gpu"
+# The image of dra-driver-nvidia-gpu 0.4 and later; an image registry override replaces SIGS_REGISTRY.
+SIGS_REGISTRY = "registry.k8s.io/dra-driver-nvidia"
+SIGS_REPOSITORY = SIGS_REGISTRY + "/dra-driver-nvidia-gpu"
 
 
 def dra_driver_values(gpu_operator: Mapping | None, settings: Mapping | None = None) -> dict:
@@ -47,6 +54,10 @@ def dra_driver_values(gpu_operator: Mapping | None, settings: Mapping | None = N
                 else False
         except arguments.ArgumentError as exc:
             raise ClusterRoleError(str(exc)) from None
+    if chosen["chart_version"] in (None, ""):
+        raise ClusterRoleError("dra_driver_chart_version is empty: the chart version decides the values "
+                               "(25.x or 0.4 and later)")
+    line = dra_driver_chart.chart_line(chosen["chart_version"], "dra_driver_chart_version")
     if chosen["gpus"] not in ("auto", "enabled", "disabled"):
         raise ClusterRoleError(f"dra_driver_gpus must be auto, enabled or disabled, got {chosen['gpus']!r}")
     device_plugin = bool(operator.get("device_plugin"))
@@ -80,9 +91,17 @@ def dra_driver_values(gpu_operator: Mapping | None, settings: Mapping | None = N
     if gpus:
         # The chart refuses GPU resources unless told that they are meant (they are, decided above).
         values["gpuResourcesEnabledOverride"] = True
+    if line == dra_driver_chart.SIGS:
+        values["nameOverride"] = dra_driver_chart.NAME_OVERRIDE
     if chosen["image_registry"]:
-        values["image"] = {"repository": registry_repository(REPOSITORY, chosen["image_registry"])}
+        if line == dra_driver_chart.SIGS:
+            repository = str(chosen["image_registry"]).rstrip("/") + SIGS_REPOSITORY[len(SIGS_REGISTRY):]
+        else:
+            repository = registry_repository(REPOSITORY, chosen["image_registry"])
+        values["image"] = {"repository": repository}
     if pull_secrets:
         values["imagePullSecrets"] = [{"name": name} for name in pull_secrets]
     return {"values": values, "decisions": {"gpus": {"enabled": gpus, "reason": gpus_reason},
-                                            "driver_root": {"path": root, "reason": root_reason}}}
+                                            "driver_root": {"path": root, "reason": root_reason},
+                                            "chart": {"line": line, "name": dra_driver_chart.CHART_NAMES[line],
+                                                      "version": str(chosen["chart_version"])}}}

@@ -1,8 +1,10 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpufabric.cluster contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""gpufabric.cluster.dra_driver checks its prerequisites and installs the real nvidia-dra-driver-gpu chart.
+"""gpufabric.cluster.dra_driver checks its prerequisites and installs the real DRA driver charts.
 
+The default chart is dra-driver-nvidia-gpu 0.4.1; the upgrade path goes from nvidia-dra-driver-gpu 25.12.0 through
+0.4.1 to 0.5.0-dev and refuses to go back to 25.12.0.
 The hosts' facts are the recorded GB200 tray after ``nvidia_imex`` in ``dra`` mode (host service masked).
 The harness always serves DRA (resource.k8s.io/v1); Kubernetes without DRA is covered by the
 dra_driver_prerequisites filter's unit tests.
@@ -11,6 +13,7 @@ dra_driver_prerequisites filter's unit tests.
 from __future__ import annotations
 
 import copy
+import json
 import time
 
 import pytest
@@ -35,7 +38,7 @@ def make_runner(cluster, directory, facts):
 def role_vars(**extra):
     return {
         "dra_driver_hosts": "{{ groups['gpu_nodes'] }}",
-        "dra_driver_chart_path": str(role_runner.CHARTS / "nvidia-dra-driver-gpu"),
+        "dra_driver_chart_path": str(role_runner.CHARTS / "dra-driver-nvidia-gpu-0.4.1"),
         "dra_driver_chart_repo_url": "http://127.0.0.1:9/unreachable",
         # No GPU Operator in this module: GPU resources off by intent, ComputeDomains only.
         "dra_driver_gpus": "disabled",
@@ -67,9 +70,11 @@ def test_prerequisites_reported_and_release_deployed(cluster, installed):
     assert "kubernetes | pass | Kubernetes v1.35" in output
     assert "cliques | pass | nvidia.com/gpu.clique present and right on the nodes of 18 GPU hosts" in output
     assert installed["first"].changed > 0
+    assert "dra_driver: install dra-driver-nvidia-gpu 0.4.1" in output
     values = yaml.safe_load(cluster.run("helm", "get", "values", RELEASE, "-n", NAMESPACE, "-o", "yaml").stdout)
     assert values["nvidiaDriverRoot"] == "/"
     assert values["resources"] == {"gpus": {"enabled": False}, "computeDomains": {"enabled": True}}
+    assert values["nameOverride"] == "nvidia-dra-driver-gpu"
 
 
 def test_kubelet_plugin_only_on_gpu_nodes_and_controller_on_control_plane(api_client, cluster, installed):
@@ -81,6 +86,8 @@ def test_kubelet_plugin_only_on_gpu_nodes_and_controller_on_control_plane(api_cl
         sorted(cluster.gpu_nodes)
     controller = next(d for d in apps.list_namespaced_deployment(NAMESPACE).items if "controller" in d.metadata.name)
     assert controller.status.ready_replicas == 1
+    # nameOverride: the objects carry the names the 25.x chart gave them
+    assert (plugin.metadata.name, controller.metadata.name) == (f"{RELEASE}-kubelet-plugin", f"{RELEASE}-controller")
 
 
 def test_second_run_and_check_diff_change_nothing(cluster, runner, installed):
@@ -184,3 +191,120 @@ def test_bad_input_fails_before_any_change(api_client, cluster, gpu_facts, tmp_p
     assert message in " ".join(result.output.split()), result.output
     assert result.changed == 0, result.output
     assert "dra-bad-input" not in [ns.metadata.name for ns in client.CoreV1Api(api_client).list_namespace().items]
+
+
+# The upgrade path. Both chart lines install cluster-wide objects (CRDs, DeviceClasses): the module's release is
+# removed first and the path starts from a cluster without a DRA driver release.
+PATH_STEPS = [("nvidia-dra-driver-gpu", "nvidia-dra-driver-gpu", "25.12.0"),
+              ("dra-driver-nvidia-gpu-0.4.1", "dra-driver-nvidia-gpu", "0.4.1"),
+              ("dra-driver-nvidia-gpu-0.5.0-dev", "dra-driver-nvidia-gpu", "0.5.0-dev")]
+
+
+def chart_vars(directory, name, version):
+    return role_vars(dra_driver_chart_path=str(role_runner.CHARTS / directory), dra_driver_chart_name=name,
+                     dra_driver_chart_version=version)
+
+
+def snapshot(api_client, cluster):
+    """What the upgrade path must keep or change: CRD schema, object names, the release's chart and revisions."""
+    apps, core = client.AppsV1Api(api_client), client.CoreV1Api(api_client)
+    crd = client.CustomObjectsApi(api_client).get_cluster_custom_object(
+        "apiextensions.k8s.io", "v1", "customresourcedefinitions", "computedomains.resource.nvidia.com")
+    schema = next(v for v in crd["spec"]["versions"] if v["storage"])["schema"]["openAPIV3Schema"]
+    history = json.loads(cluster.run("helm", "history", RELEASE, "-n", NAMESPACE, "-o", "json").stdout)
+    return {
+        "spec_required": sorted(schema["properties"]["spec"].get("required", [])),
+        "daemonsets": sorted(d.metadata.name for d in apps.list_namespaced_daemon_set(NAMESPACE).items),
+        "deployments": sorted(d.metadata.name for d in apps.list_namespaced_deployment(NAMESPACE).items),
+        "service_accounts": sorted(a.metadata.name for a in core.list_namespaced_service_account(NAMESPACE).items
+                                   if a.metadata.name != "default"),
+        "chart": history[-1]["chart"],
+        "revisions": len(history),
+        "crd_version": crd["metadata"]["resourceVersion"],
+    }
+
+
+@pytest.fixture(scope="module")
+def upgrade_path(api_client, cluster, runner):
+    with role_runner.HookCompleter(cluster):
+        cluster.run("helm", "uninstall", RELEASE, "--namespace", NAMESPACE, "--wait", "--timeout", "2m", check=False)
+    extensions = client.ApiextensionsV1Api(api_client)
+    for crd in ("computedomains.resource.nvidia.com", "computedomaincliques.resource.nvidia.com"):
+        try:
+            extensions.delete_custom_resource_definition(crd)
+        except ApiException as exc:
+            assert exc.status == 404
+    wait_gone = time.monotonic() + 60
+    while time.monotonic() < wait_gone and any(c.metadata.name.endswith("resource.nvidia.com")
+                                               for c in extensions.list_custom_resource_definition().items):
+        time.sleep(0.5)
+    steps = {}
+    for directory, name, version in PATH_STEPS:
+        playbook = runner.role_playbook("dra_driver", chart_vars(directory, name, version))
+        # check mode first: it reports what it would change and changes nothing
+        before = snapshot(api_client, cluster) if steps else None
+        checked = runner.run(playbook, "--check") if steps else None
+        after_check = snapshot(api_client, cluster) if steps else None
+        start = time.monotonic()
+        done = runner.run(playbook)
+        elapsed = time.monotonic() - start
+        assert done.rc == 0, done.output
+        print(f"\ndra_driver: {version} {elapsed:.1f}s")
+        state = snapshot(api_client, cluster)
+        again = runner.run(playbook)
+        steps[version] = {"check": checked, "before": before, "after_check": after_check, "run": done,
+                          "state": state, "again": again, "state_again": snapshot(api_client, cluster)}
+    before = snapshot(api_client, cluster)
+    refused = runner.run(runner.role_playbook("dra_driver", chart_vars(*PATH_STEPS[0])))
+    yield {"steps": steps, "refused": refused, "before_refused": before, "after_refused": snapshot(api_client, cluster)}
+    with role_runner.HookCompleter(cluster):
+        cluster.run("helm", "uninstall", RELEASE, "--namespace", NAMESPACE, "--wait", "--timeout", "2m", check=False)
+
+
+NAMES = {"daemonsets": [f"{RELEASE}-kubelet-plugin"], "deployments": [f"{RELEASE}-controller"]}
+
+
+@pytest.mark.parametrize("version", [step[2] for step in PATH_STEPS])
+def test_upgrade_path_keeps_the_names_and_brings_the_new_schema(upgrade_path, version):
+    step = upgrade_path["steps"][version]
+    state = step["state"]
+    chart = "nvidia-dra-driver-gpu-25.12.0" if version == "25.12.0" else f"dra-driver-nvidia-gpu-{version}"
+    assert state["chart"] == chart
+    # ComputeDomain numNodes is optional from 0.4 on: the CRDs were applied before the release
+    assert state["spec_required"] == (["channel", "numNodes"] if version == "25.12.0" else ["channel"])
+    # same objects under the same names as 25.12.0 made them, none beside them under the new chart name
+    assert {key: state[key] for key in NAMES} == NAMES
+    assert state["service_accounts"] == upgrade_path["steps"]["25.12.0"]["state"]["service_accounts"]
+    assert all("dra-driver-nvidia-gpu" not in n for n in state["service_accounts"]), state
+    output = " ".join(step["run"].output.split())
+    expected = {"25.12.0": "dra_driver: install nvidia-dra-driver-gpu 25.12.0",
+                "0.4.1": "dra_driver: migrate nvidia-dra-driver-gpu 25.12.0 to dra-driver-nvidia-gpu 0.4.1: CRDs "
+                         "first, then the release with nameOverride=nvidia-dra-driver-gpu",
+                "0.5.0-dev": "dra_driver: upgrade dra-driver-nvidia-gpu 0.4.1 to dra-driver-nvidia-gpu 0.5.0-dev"}
+    assert expected[version] in output, output
+
+
+@pytest.mark.parametrize("version", [step[2] for step in PATH_STEPS])
+def test_upgrade_path_rerun_changes_nothing(upgrade_path, version):
+    step = upgrade_path["steps"][version]
+    assert step["again"].rc == 0 and step["again"].changed == 0, step["again"].output
+    assert step["state_again"] == step["state"]
+
+
+@pytest.mark.parametrize("version", [step[2] for step in PATH_STEPS[1:]])
+def test_upgrade_path_check_mode_reports_and_changes_nothing(upgrade_path, version):
+    step = upgrade_path["steps"][version]
+    assert step["check"].rc == 0 and step["check"].changed > 0, step["check"].output
+    output = " ".join(step["check"].output.split())
+    if version == "0.4.1":
+        assert "(computedomaincliques.resource.nvidia.com, computedomains.resource.nvidia.com): would change" in \
+            output, output
+    assert step["after_check"] == step["before"]
+
+
+def test_downgrade_to_25_is_refused_with_nothing_changed(upgrade_path):
+    refused = upgrade_path["refused"]
+    assert refused.rc != 0 and refused.changed == 0, refused.output
+    assert ("refusing to downgrade the DRA driver from dra-driver-nvidia-gpu 0.5.0-dev to nvidia-dra-driver-gpu "
+            "25.12.0") in " ".join(refused.output.split()), refused.output
+    assert upgrade_path["after_refused"] == upgrade_path["before_refused"]

@@ -31,17 +31,17 @@ BOOLEAN_ERROR = 'must be a boolean (true/false, "yes"/"no", 1/0), got '
 
 @pytest.mark.parametrize("false", ["false", "no", "False", "0", 0, "off"])
 def test_string_false_turns_dra_driver_options_off(false):
-    values = dra_driver_values({}, {"compute_domains": false, "webhook": false})["values"]
+    values = dra_driver_values({}, {"compute_domains": false, "webhook": false, "chart_version": "0.4.1"})["values"]
     assert values["resources"]["computeDomains"] == {"enabled": False}
     assert values["webhook"] == {"enabled": False}
     # the GPU Operator's ClusterPolicy flags read the same way
-    values = dra_driver_values({"device_plugin": false, "driver_enabled": false})["values"]
+    values = dra_driver_values({"device_plugin": false, "driver_enabled": false}, {"chart_version": "0.4.1"})["values"]
     assert (values["resources"]["gpus"], values["nvidiaDriverRoot"]) == ({"enabled": True}, "/")
 
 
 @pytest.mark.parametrize("true", ["true", "yes", "on", 1, "1"])
 def test_string_true_turns_dra_driver_options_on(true):
-    values = dra_driver_values({}, {"webhook": true})["values"]
+    values = dra_driver_values({}, {"webhook": true, "chart_version": "0.4.1"})["values"]
     assert values["webhook"] == {"enabled": True}
 
 
