@@ -5,7 +5,7 @@
 
 Not a ``test_*.py`` file on purpose: molecule's verify collects those after converge, while these tests hold only
 at one point of side_effect.yml, which runs each of them by node id (``drills.py::test_<drill>``) right after the
-drill's action; see verify_drill.yml.
+drill's action; see ../tasks/verify_drill.yml.
 
 The stand-in daemon counts its starts in STARTS since the container was created: once by the first converge (the
 check run and the idempotence run start nothing, test_default.py asserts 1), then once per restart a drill causes.
