@@ -6,13 +6,8 @@
 from __future__ import annotations
 
 import hashlib
-import ipaddress
 import json
 
-import pytest
-import testinfra
-
-MEMBERS = ("imex-1", "imex-2", "imex-3")
 NODES_FILE = "/etc/nvidia-imex/nodes_config.cfg"
 CONFIG_FILE = "/etc/nvidia-imex/config.cfg"
 
@@ -23,36 +18,19 @@ REPO_NAME = "nvidia-" + hashlib.sha256(REPO_URL.encode()).hexdigest()[:12]
 SOURCES = "/etc/apt/sources.list.d/nvidia-" + hashlib.sha256(f"{REPO_URL} /".encode()).hexdigest()[:12] + ".list"
 
 
-def _member(name):
-    return testinfra.get_host(f"podman://{name}")
-
-
-@pytest.fixture(scope="module")
-def addresses():
-    """The IPv4 address of every member's default-route interface, as the containers report it."""
-    found = {}
-    for name in MEMBERS:
-        member = _member(name)
-        device = json.loads(member.check_output("ip -j -4 route show default"))[0]["dev"]
-        info = json.loads(member.check_output(f"ip -j -4 addr show dev {device}"))[0]["addr_info"]
-        found[name] = next(str(ipaddress.ip_address(entry["local"])) for entry in info if entry["family"] == "inet")
-    return found
-
-
 def _entries(text):
     return [line.strip() for line in text.splitlines() if line.strip() and not line.startswith("#")]
 
 
-def test_nodes_file_lists_the_three_addresses_sorted(host, addresses):
+def test_nodes_file_lists_the_three_addresses_sorted(host, expected_nodes):
     nodes = host.file(NODES_FILE)
     assert nodes.user == "root" and nodes.mode == 0o644
-    expected = sorted(addresses.values(), key=lambda address: int(ipaddress.ip_address(address)))
     # nvidia-imex reads every line as an address: the file holds the addresses and nothing else
-    assert nodes.content_string.splitlines() == expected
+    assert nodes.content_string.splitlines() == expected_nodes
 
 
-def test_nodes_files_are_identical_on_every_member(host):
-    contents = {name: _member(name).file(NODES_FILE).content_string for name in MEMBERS}
+def test_nodes_files_are_identical_on_every_member(members):
+    contents = {name: member.file(NODES_FILE).content_string for name, member in members.items()}
     assert len(set(contents.values())) == 1, contents
 
 
@@ -95,6 +73,6 @@ def test_daemon_listens_on_the_server_port(host, addresses):
         host.run_expect([0], f"python3 -c 'import socket; socket.create_connection((\"{address}\", 50000), 2).close()'")
 
 
-def test_check_diff_on_the_converged_hosts_changes_nothing(converge_check_diff):
+def test_check_diff_on_the_converged_hosts_changes_nothing(converge_check_diff, members):
     """``--check --diff`` of the converge playbook on the converged hosts reports no change on any host."""
-    converge_check_diff(len(MEMBERS))
+    converge_check_diff(len(members))

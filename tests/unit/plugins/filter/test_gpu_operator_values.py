@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpufabric.cluster contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The gpu_operator_values filter on the facts of the recorded hosts."""
+"""The gpu_operator_values filter on the facts of the recorded hosts (fleet_facts: tests/fixtures recorded_facts)."""
 
 from __future__ import annotations
 
@@ -9,22 +9,8 @@ import copy
 
 import pytest
 from ansible.errors import AnsibleFilterError
-from fixtures.recorded_nvml import RecordedSource
 
 from ansible_collections.gpufabric.cluster.plugins.filter.gpu_operator_values import FilterModule, gpu_operator_values
-from ansible_collections.gpufabric.cluster.plugins.module_utils import nvml
-from ansible_collections.gpufabric.cluster.plugins.module_utils.fabric import collect_fabric, select_subsets
-
-
-@pytest.fixture(scope="module")
-def facts(host_trees, nvml_recording, command_runner):
-    gathered = {}
-    for name in ("gb200_tray", "hgx_h100", "broken_node", "no_nvidia"):
-        recording = nvml_recording(name)
-        with pytest.MonkeyPatch.context() as patch:
-            patch.setattr(nvml, "nvml_source", lambda _root, recording=recording: RecordedSource(recording))
-            gathered[name] = collect_fabric(host_trees[name], command_runner, select_subsets(["all"]))
-    return gathered
 
 
 def hostvars(**hosts):
@@ -35,34 +21,34 @@ def test_registered():
     assert FilterModule().filters() == {"gpu_operator_values": gpu_operator_values}
 
 
-def test_gb200_trays_host_driver_dma_buf_host_ofed(facts):
-    result = gpu_operator_values(hostvars(a=facts["gb200_tray"], b=facts["gb200_tray"]), ["a", "b"])
+def test_gb200_trays_host_driver_dma_buf_host_ofed(fleet_facts):
+    result = gpu_operator_values(hostvars(a=fleet_facts["gb200_tray"], b=fleet_facts["gb200_tray"]), ["a", "b"])
     assert result["values"] == {"driver": {"enabled": False, "rdma": {"enabled": False, "useHostMofed": True}},
                                 "cdi": {"enabled": True}, "devicePlugin": {"enabled": True}, "nfd": {"enabled": True}}
     assert result["decisions"]["gpudirect_rdma"]["mode"] == "dma_buf"
 
 
-def test_legacy_peermem_only_when_asked(facts):
-    result = gpu_operator_values(hostvars(a=facts["hgx_h100"]), ["a"], {"legacy_peermem": True})
+def test_legacy_peermem_only_when_asked(fleet_facts):
+    result = gpu_operator_values(hostvars(a=fleet_facts["hgx_h100"]), ["a"], {"legacy_peermem": True})
     assert result["values"]["driver"]["rdma"]["enabled"] is True
     assert result["decisions"]["gpudirect_rdma"] == {"mode": "legacy", "reason": "gpu_operator_legacy_peermem is true",
                                                      "dma_buf_impossible": {}}
 
 
-def test_dma_buf_impossible_somewhere_falls_back_to_legacy_naming_the_host(facts):
-    old = copy.deepcopy(facts["gb200_tray"])
+def test_dma_buf_impossible_somewhere_falls_back_to_legacy_naming_the_host(fleet_facts):
+    old = copy.deepcopy(fleet_facts["gb200_tray"])
     old["peermem"]["dma_buf"] = {"supported": False, "reasons": [
         {"code": "kernel_too_old", "message": "kernel 5.4.0-216-generic is older than 5.12"}]}
-    result = gpu_operator_values(hostvars(a=facts["gb200_tray"], old=old), ["a", "old"])
+    result = gpu_operator_values(hostvars(a=fleet_facts["gb200_tray"], old=old), ["a", "old"])
     assert result["values"]["driver"]["rdma"]["enabled"] is True
     assert "old: kernel 5.4.0-216-generic is older than 5.12" in result["decisions"]["gpudirect_rdma"]["reason"]
     impossible = "gpu_operator_gpudirect_rdma is dma_buf but DMA-BUF is impossible on old"
     with pytest.raises(AnsibleFilterError, match=impossible):
-        gpu_operator_values(hostvars(a=facts["gb200_tray"], old=old), ["a", "old"], {"gpudirect_rdma": "dma_buf"})
+        gpu_operator_values(hostvars(a=fleet_facts["gb200_tray"], old=old), ["a", "old"], {"gpudirect_rdma": "dma_buf"})
 
 
-def test_operator_driver_when_no_host_has_one(facts):
-    bare = copy.deepcopy(facts["broken_node"])
+def test_operator_driver_when_no_host_has_one(fleet_facts):
+    bare = copy.deepcopy(fleet_facts["broken_node"])
     bare["peermem"]["dma_buf"]["reasons"] = [{"code": "no_driver", "message": "NVIDIA driver not loaded"}]
     result = gpu_operator_values(hostvars(a=bare), ["a"], {"driver_version": "580.95.05"})
     assert result["values"]["driver"]["enabled"] is True and result["values"]["driver"]["version"] == "580.95.05"
@@ -79,22 +65,22 @@ def test_operator_driver_when_no_host_has_one(facts):
     ({"colour": "green"}, "unknown setting"),
     ({"image_pull_secrets": "one"}, "gpu_operator_image_pull_secrets must be a list"),
 ])
-def test_bad_intent(facts, settings, message):
+def test_bad_intent(fleet_facts, settings, message):
     with pytest.raises(AnsibleFilterError, match=message):
-        gpu_operator_values(hostvars(a=facts["gb200_tray"]), ["a"], settings)
+        gpu_operator_values(hostvars(a=fleet_facts["gb200_tray"]), ["a"], settings)
 
 
-def test_mixed_driver_missing_facts_and_gpu_less_host(facts):
+def test_mixed_driver_missing_facts_and_gpu_less_host(fleet_facts):
     with pytest.raises(AnsibleFilterError, match="loaded on a and not on b"):
-        gpu_operator_values(hostvars(a=facts["gb200_tray"], b=facts["broken_node"]), ["a", "b"])
+        gpu_operator_values(hostvars(a=fleet_facts["gb200_tray"], b=fleet_facts["broken_node"]), ["a", "b"])
     with pytest.raises(AnsibleFilterError, match=r"no ansible_facts\['gpufabric'\] for ghost"):
-        gpu_operator_values(hostvars(a=facts["gb200_tray"]), ["a", "ghost"])
+        gpu_operator_values(hostvars(a=fleet_facts["gb200_tray"]), ["a", "ghost"])
     with pytest.raises(AnsibleFilterError, match="plain in gpu_operator_hosts report no NVIDIA GPU"):
-        gpu_operator_values(hostvars(plain=facts["no_nvidia"]), ["plain"])
+        gpu_operator_values(hostvars(plain=fleet_facts["no_nvidia"]), ["plain"])
 
 
-def test_registry_and_pull_secrets(facts):
-    values = gpu_operator_values(hostvars(a=facts["gb200_tray"]), ["a"], {
+def test_registry_and_pull_secrets(fleet_facts):
+    values = gpu_operator_values(hostvars(a=fleet_facts["gb200_tray"]), ["a"], {
         "image_registry": "mirror.example.com/nv/", "image_pull_secrets": ["ngc", {"name": "ngc"}]})["values"]
     assert values["toolkit"]["repository"] == "mirror.example.com/nv/k8s"
     assert values["operator"] == {"repository": "mirror.example.com/nv", "imagePullSecrets": ["ngc"]}

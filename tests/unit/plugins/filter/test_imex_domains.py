@@ -9,13 +9,11 @@ import ipaddress
 
 import pytest
 from ansible.errors import AnsibleFilterError
-from fixtures.recorded_nvml import RecordedSource
+from fixtures.recorded_nvml import recorded_facts
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ansible_collections.gpufabric.cluster.plugins.filter.imex_domains import FilterModule, imex_domains
-from ansible_collections.gpufabric.cluster.plugins.module_utils import nvml
-from ansible_collections.gpufabric.cluster.plugins.module_utils.fabric import collect_fabric, select_subsets
 from ansible_collections.gpufabric.cluster.plugins.plugin_utils.imex_domains import nodes_file
 
 GB200_CLIQUE = "3c1a5f2e-9b7d-4c2a-8e6f-1d0b7a9c4e21.1"
@@ -23,12 +21,9 @@ OTHER_CLIQUE = "3c1a5f2e-9b7d-4c2a-8e6f-1d0b7a9c4e21.2"
 
 
 @pytest.fixture(scope="module")
-def gb200_gpu(host_trees, nvml_recording, command_runner):
+def gb200_gpu(host_trees, command_runner):
     """``ansible_facts['gpufabric']['gpu']`` of the recorded GB200 tray, gathered by the real collector."""
-    recording = nvml_recording("gb200_tray")
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(nvml, "nvml_source", lambda _root: RecordedSource(recording))
-        facts = collect_fabric(host_trees["gb200_tray"], command_runner, select_subsets(["gpu"]))
+    facts = recorded_facts(host_trees["gb200_tray"], command_runner, subsets=("gpu",))
     assert facts["gpu"]["cliques"] == [GB200_CLIQUE]
     return facts["gpu"]
 

@@ -10,23 +10,18 @@ import json
 
 import pytest
 from ansible.errors import AnsibleFilterError
-from fixtures.recorded_nvml import RecordedSource
 
 from ansible_collections.gpufabric.cluster.plugins.filter.network_operator_resources import (
     FilterModule,
     network_operator_resources,
 )
 from ansible_collections.gpufabric.cluster.plugins.filter.rail_plan import rail_plan
-from ansible_collections.gpufabric.cluster.plugins.module_utils import nvml
-from ansible_collections.gpufabric.cluster.plugins.module_utils.fabric import collect_fabric, select_subsets
 
 
 @pytest.fixture(scope="module")
-def tray(host_trees, nvml_recording, command_runner):
-    recording = nvml_recording("gb200_tray")
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(nvml, "nvml_source", lambda _root: RecordedSource(recording))
-        return collect_fabric(host_trees["gb200_tray"], command_runner, select_subsets(["all"]))
+def tray(fleet_facts):
+    """``ansible_facts['gpufabric']`` of the recorded GB200 tray (recorded_facts, gathered once per session)."""
+    return fleet_facts["gb200_tray"]
 
 
 def fleet(tray, count=3):
