@@ -7,9 +7,6 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
-import struct
-import subprocess
 
 import pytest
 from ansible.errors import AnsibleFilterError
@@ -19,6 +16,7 @@ from ansible_collections.gpufabric.cluster.plugins.filter.judge_nvbandwidth impo
 from ansible_collections.gpufabric.cluster.plugins.filter.parse_ib_write_bw import parse_ib_write_bw
 from ansible_collections.gpufabric.cluster.plugins.filter.parse_nvbandwidth import parse_nvbandwidth
 from ansible_collections.gpufabric.cluster.plugins.filter.validation_report_html import validation_report_html
+from ansible_collections.gpufabric.cluster.tests.unit.helpers import render_headless
 
 
 @pytest.fixture
@@ -77,31 +75,12 @@ def test_bad_input(value, message):
     assert message in str(caught.value)
 
 
-def _png_size(path):
-    with open(path, "rb") as handle:
-        header = handle.read(24)
-    assert header[:8] == b"\x89PNG\r\n\x1a\n", "not a PNG"
-    return struct.unpack(">II", header[16:24])
-
-
 def test_headless_chromium_renders_the_page(results, tmp_path):
-    chromium = shutil.which("chromium")
-    assert chromium, "chromium is missing: `make system-deps` (tools/bootstrap-debian.sh) installs it"
     page = tmp_path / "validation.html"
     page.write_text(validation_report_html(results), encoding="utf-8")
-    common = [chromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-              "--no-first-run", f"--user-data-dir={tmp_path / 'profile'}", "--enable-logging=stderr", "--v=0"]
-    screenshot = tmp_path / "validation.png"
-    shot = subprocess.run([*common, f"--screenshot={screenshot}", "--window-size=1400,1200", page.as_uri()],
-                          capture_output=True, text=True, timeout=120, check=False)
-    assert shot.returncode == 0, shot.stderr[-2000:]
-    assert _png_size(screenshot) == (1400, 1200)
-    assert screenshot.stat().st_size > 20_000  # a blank page compresses to a few kB
-    dom = subprocess.run([*common, "--dump-dom", page.as_uri()], capture_output=True, text=True, timeout=120,
-                         check=False)
-    assert dom.returncode == 0, dom.stderr[-2000:]
-    assert dom.stdout.count('<td class="cell') == 64
-    assert 'data-testcase="device_to_device_memcpy_write_ce"' in dom.stdout
-    errors = [line for line in (shot.stderr + dom.stderr).splitlines()
-              if "CONSOLE" in line or "Failed to load" in line or "net::ERR" in line]
-    assert errors == []
+    rendered = render_headless(page, tmp_path)
+    assert rendered.screenshot_size == (1400, 1200)
+    assert rendered.screenshot_bytes > 20_000  # a blank page compresses to a few kB
+    assert rendered.dom.count('<td class="cell') == 64
+    assert 'data-testcase="device_to_device_memcpy_write_ce"' in rendered.dom
+    assert rendered.errors == []
