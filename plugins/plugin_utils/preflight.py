@@ -41,6 +41,8 @@ DEFAULT_SETTINGS: dict[str, t.Any] = {
     "rdma_mtu": {"Ethernet": 9000, "InfiniBand": None},
     # Ports that are not ACTIVE are failures unless this is false.
     "rdma_require_active": True,
+    # Hosts every IMEX domain should have (18 compute trays for a GB200/GB300 NVL72 rack); None: not judged.
+    "imex_domain_members": None,
 }
 
 # The site variables a host's IMEX address comes from (roles/gpufabric), with the site defaults.
@@ -306,13 +308,15 @@ def _shown(addresses: t.Sequence[str], limit: int = 8) -> str:
     return shown + (f" and {len(addresses) - limit} more" if len(addresses) > limit else "")
 
 
-def imex_domains(hosts: Mapping[str, dict]) -> list[dict]:
+def imex_domains(hosts: Mapping[str, dict], expected_members: int | None = None) -> list[dict]:
     """Group hosts into IMEX domains by fabric clique and check each member's nodes file.
 
     ``hosts`` maps a host name to ``{'facts': gpufabric facts, 'address': IMEX address or None, 'why': why no
     address}``.  The expected nodes file of a domain is :func:`...imex_domains.nodes_file` of its members'
     addresses (the file the ``nvidia_imex`` role writes); every member whose file differs from it is named
-    with what its file lacks, lists beyond it, or orders differently.
+    with what its file lacks, lists beyond it, or orders differently. With ``expected_members``, a domain with
+    fewer members is a warning (a tray of the rack is not in this run) and one with more a failure (one clique
+    cannot span more hosts than one NVLink domain holds).
     """
     by_clique = group_by_clique({name: [str(clique) for clique in _list(
         _map(_map(entry.get("facts")).get("gpu")).get("cliques"))] for name, entry in hosts.items()})
@@ -359,8 +363,17 @@ def imex_domains(hosts: Mapping[str, dict]) -> list[dict]:
         if no_address:
             notes.append(f"no IMEX address known for {', '.join(no_address)} (set gpufabric_imex_address): "
                          + "; ".join(hosts[name].get("why") or "" for name in no_address))
-        status = "fail" if problems else ("warn" if no_address else "pass")
-        domains.append({"clique": clique, "members": members, "addresses": addresses, "status": status,
+        if expected_members is not None and len(members) > expected_members:
+            problems.append(f"{len(members)} members, more than the {expected_members} of one IMEX domain "
+                            "(settings.imex_domain_members): the hosts' clique IDs are wrong or repeated")
+        short = expected_members is not None and len(members) < expected_members
+        if short:
+            notes.append(f"{len(members)} of {expected_members} expected members (settings.imex_domain_members): "
+                         "the other trays of this domain are not in this run (not in the inventory, unreachable "
+                         "or not probed)")
+        status = "fail" if problems else ("warn" if no_address or short else "pass")
+        domains.append({"clique": clique, "members": members, "expected_members": expected_members,
+                        "addresses": addresses, "status": status,
                         "expected_nodes": expected if not no_address else None,
                         "stale": sorted(name for names in differences.values() for name in names),
                         "problems": problems, "notes": notes})
@@ -370,6 +383,13 @@ def imex_domains(hosts: Mapping[str, dict]) -> list[dict]:
 def _count(payload: Mapping) -> int:
     count = payload.get("count")
     return count if isinstance(count, int) and not isinstance(count, bool) and count > 0 else 0
+
+
+def _members(name: str, value: t.Any) -> int:
+    """A count of hosts: a whole number of 1 or more (a boolean, a fraction or a numeric string is refused)."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise arguments.ArgumentError(f"{name} must be a whole number of hosts, 1 or more, got {value!r}")
+    return value
 
 
 def _settings(settings: t.Any) -> dict:
@@ -388,6 +408,8 @@ def _settings(settings: t.Any) -> dict:
                               for layer, mtu in mtus.items()}
         merged["rdma_require_active"] = arguments.boolean("settings.rdma_require_active",
                                                           merged["rdma_require_active"])
+        merged["imex_domain_members"] = arguments.optional(_members, "settings.imex_domain_members",
+                                                           merged["imex_domain_members"])
     except (arguments.ArgumentError, ClusterRoleError) as exc:
         raise PreflightError(str(exc)) from None
     return merged
@@ -442,7 +464,7 @@ def preflight_report(hostvars: Mapping, hosts: list[str], settings: Mapping | No
             "imex_address": collected[name]["address"],
             "checks": checks,
         }
-    domains = imex_domains(collected)
+    domains = imex_domains(collected, merged["imex_domain_members"])
     for domain in domains:
         for member in domain["members"]:
             status = "fail" if domain["problems"] else "pass"

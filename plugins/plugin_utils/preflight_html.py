@@ -56,6 +56,10 @@ def _verdict(value: t.Any) -> str:
     return value if isinstance(value, str) and value in VERDICTS else "unknown"
 
 
+def _is_count(value: t.Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value > 0
+
+
 def _members_expected(name: str, value: t.Any) -> int:
     value = arguments.positive(name, value)
     if value != int(value):
@@ -171,7 +175,8 @@ def preflight_report_html(report: t.Any, title: t.Any = "GPU fabric readiness", 
         members = [name for name in _list(domain.get("members")) if isinstance(name, str) and name in hosts
                    and name not in drawn]
         drawn.update(members)
-        body.append(_domain_section(domain, members, hosts, args.expected_members))
+        expected = args.expected_members if args.expected_members is not None else domain.get("expected_members")
+        body.append(_domain_section(domain, members, hosts, expected if _is_count(expected) else None))
     rest = sorted(name for name in hosts if name not in drawn)
     if rest:
         body.append(_rest_section(rest, hosts))

@@ -115,6 +115,40 @@ def test_gb200_domain_members_agree(fleet_facts):
             f"18 member(s) of clique {GB200_CLIQUE} agree on one nodes file"
 
 
+@pytest.mark.parametrize(("members", "expected", "status", "host_status"), [
+    pytest.param(18, 18, "pass", "pass", id="full-rack"),
+    # the recorded trays' nodes files list 18 addresses: 18 agreeing members of a domain of 19
+    pytest.param(18, 19, "warn", "warn", id="a-tray-missing"),
+    # 17 members: the nodes files also list the absent tray, which fails the domain; the count is noted beside it
+    pytest.param(17, 18, "fail", "fail", id="a-tray-missing-with-its-address-in-the-nodes-files"),
+    pytest.param(18, 17, "fail", "fail", id="more-than-a-domain-holds"),
+    pytest.param(18, None, "pass", "pass", id="not-judged"),
+])
+def test_imex_domain_members_against_the_expected_count(fleet_facts, members, expected, status, host_status):
+    layout = {f"tray{i:02d}": ("gb200_tray", f"10.114.0.{11 + i}") for i in range(members)}
+    report = preflight_report(hostvars_for(fleet_facts, layout), sorted(layout), {"imex_domain_members": expected})
+    domain = report["imex_domains"][0]
+    assert (domain["status"], domain["expected_members"]) == (status, expected)
+    message = checks_of(report, "tray00")["imex_domain"]["message"]
+    if status == "warn":
+        assert domain["problems"] == []
+        assert domain["notes"] == [
+            "18 of 19 expected members (settings.imex_domain_members): the other trays of this domain are not in "
+            "this run (not in the inventory, unreachable or not probed)"]
+        assert message == domain["notes"][0]
+    if (members, expected) == (17, 18):
+        assert domain["notes"] == [
+            "17 of 18 expected members (settings.imex_domain_members): the other trays of this domain are not in "
+            "this run (not in the inventory, unreachable or not probed)"]
+        assert "lists 10.114.0.28 (no member of this run)" in message and domain["notes"][0] in message
+    if (members, expected) == (18, 17):
+        assert domain["problems"] == [
+            "18 members, more than the 17 of one IMEX domain (settings.imex_domain_members): the hosts' clique IDs "
+            "are wrong or repeated"]
+    assert report["hosts"]["tray00"]["status"] == host_status
+    assert checks_of(report, "tray00")["imex_domain"]["status"] == status
+
+
 def test_nodes_file_listing_hosts_outside_the_run_differs_from_what_nvidia_imex_writes(fleet_facts):
     """Three trays of the rack: nvidia_imex over these three writes their three addresses, not the rack's 18."""
     layout = {f"tray{i}": ("gb200_tray", f"10.114.0.{11 + i}") for i in range(3)}
@@ -335,6 +369,14 @@ def test_rdma_require_active_is_read_as_ansible_reads_booleans(fleet_facts, valu
                  "than 0, got -1", id="mtu-negative"),
     pytest.param("min_driver_version=1", "preflight_report: settings must be a mapping, got a string",
                  id="settings-string"),
+    pytest.param({"imex_domain_members": "18"}, "preflight_report: settings.imex_domain_members must be a whole "
+                 "number of hosts, 1 or more, got '18'", id="members-string"),
+    pytest.param({"imex_domain_members": 17.5}, "preflight_report: settings.imex_domain_members must be a whole "
+                 "number of hosts, 1 or more, got 17.5", id="members-fraction"),
+    pytest.param({"imex_domain_members": True}, "preflight_report: settings.imex_domain_members must be a whole "
+                 "number of hosts, 1 or more, got True", id="members-boolean"),
+    pytest.param({"imex_domain_members": 0}, "preflight_report: settings.imex_domain_members must be a whole "
+                 "number of hosts, 1 or more, got 0", id="members-zero"),
 ])
 def test_bad_settings_are_refused_naming_them(settings, message):
     with pytest.raises(AnsibleFilterError) as caught:
@@ -415,7 +457,8 @@ def test_any_corruption_of_the_facts_gives_a_report_or_the_documented_error(flee
 @given(hostvars=st.one_of(JSON, st.dictionaries(st.sampled_from(["a", "b"]), JSON, max_size=2)),
        hosts=st.one_of(JSON, st.lists(st.sampled_from(["a", "b", "c"]), max_size=3)),
        rules=st.one_of(st.none(), JSON, st.dictionaries(st.sampled_from(sorted(
-           ["min_driver_version", "rdma_min_rate_gbps", "rdma_mtu", "rdma_require_active"])), JSON, max_size=3)))
+           ["min_driver_version", "rdma_min_rate_gbps", "rdma_mtu", "rdma_require_active",
+            "imex_domain_members"])), JSON, max_size=3)))
 def test_any_input_gives_a_report_or_the_documented_error(hostvars, hosts, rules):
     try:
         report = preflight_report(hostvars, hosts, rules)

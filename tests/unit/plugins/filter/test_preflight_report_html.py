@@ -89,6 +89,18 @@ def test_the_72_host_report_as_tiles_grouped_by_rack(report):
     assert not re.search(r"src=|url\(|@import|<script|https?://", page)
 
 
+def test_the_expected_count_comes_from_the_preflight_setting_when_not_given(fleet_facts):
+    """One fact in one place: the preflight's settings.imex_domain_members, carried by the report's domains."""
+    hostvars = rack_fleet(fleet_facts)
+    judged = preflight_report(hostvars, sorted(hostvars), {"imex_domain_members": 18})
+    page = preflight_report_html(judged)
+    assert page.count('data-members="18" data-expected="18">18 of 18 expected member(s)') == 2
+    assert page.count('<span class="members short" data-members="17" data-expected="18">17 of 18 expected') == 2
+    # the argument, when given, wins over the report's
+    assert page.count("of 20 expected") == 0
+    assert preflight_report_html(judged, expected_members=20).count("of 20 expected member(s)") == 4
+
+
 def test_a_tile_lists_failed_then_warned_checks_only(report):
     page = preflight_report_html(report)
     broken = page.split('data-host="rack3-tray05"')[1].split('<div class="tile')[0]
