@@ -258,7 +258,7 @@ def test_headless_chromium_renders_the_72_host_page(report, tmp_path):
     statuses = [status for _css, _host, status in tiles]
     assert statuses.count("fail") == report["summary"]["fail"] and statuses.count("pass") == report["summary"]["pass"]
     assert SECTION.findall(rendered.dom) == [(f"{GB200_UUID}.1", "pass"), (f"{GB200_UUID}.2", "fail"),
-                                           (f"{GB200_UUID}.3", "fail"), (f"{GB200_UUID}.4", "pass"), ("", "none")]
+                                             (f"{GB200_UUID}.3", "fail"), (f"{GB200_UUID}.4", "pass"), ("", "none")]
     assert rendered.dom.count("17 of 18 expected member(s)") == 2 and rendered.dom.count("18 of 18 expected") == 2
     assert 'href="validation.html"' in rendered.dom
     assert rendered.errors == []
