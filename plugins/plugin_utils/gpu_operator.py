@@ -27,6 +27,7 @@ from ansible_collections.gpufabric.cluster.plugins.plugin_utils.dma_buf import b
 DEFAULTS = {
     "driver": "auto",
     "driver_version": "",
+    "kernel_module_type": "auto",
     "gpudirect_rdma": "auto",
     "legacy_peermem": False,
     "mofed": "auto",
@@ -38,6 +39,7 @@ DEFAULTS = {
 }
 CHOICES = {
     "driver": ("auto", "host", "operator"),
+    "kernel_module_type": ("auto", "open", "proprietary"),
     "gpudirect_rdma": ("auto", "dma_buf", "off"),
     "mofed": ("auto", "host", "container"),
 }
@@ -100,8 +102,17 @@ def _describe(problems: Mapping[str, t.Sequence[str]]) -> str:
     return "; ".join(f"{host}: {', '.join(reasons)}" for host, reasons in problems.items())
 
 
-def _rdma(facts: Mapping[str, Mapping], wanted: str, legacy: bool, driver: str) -> tuple[str, str, dict]:
+def _rdma(facts: Mapping[str, Mapping], wanted: str, legacy: bool, driver: str,
+          kernel_module_type: str = "auto") -> tuple[str, str, dict]:
     problems = _dma_buf_problems(facts, driver)
+    if driver == "operator" and kernel_module_type == "proprietary":
+        # DMA-BUF needs the open kernel modules (GPU Operator GPUDirect RDMA docs), whatever the hosts run now.
+        if wanted == "dma_buf" and not legacy:
+            raise ClusterRoleError("gpu_operator_gpudirect_rdma is dma_buf but gpu_operator_kernel_module_type is "
+                                   "proprietary: DMA-BUF needs the NVIDIA open kernel modules; set one of them")
+        if wanted == "auto" and not legacy:
+            return ("legacy", "gpu_operator_kernel_module_type is proprietary and DMA-BUF needs the open kernel "
+                    "modules: legacy nvidia-peermem instead", problems)
     if legacy and wanted == "dma_buf":
         raise ClusterRoleError("gpu_operator_legacy_peermem is true but gpu_operator_gpudirect_rdma is dma_buf: "
                                "legacy nvidia-peermem and DMA-BUF exclude each other; set one of them")
@@ -132,6 +143,23 @@ def _mofed(facts: Mapping[str, Mapping], wanted: str) -> tuple[str, str]:
     return "container", "no GPU host has OFED installed: the network operator's OFED container"
 
 
+def _kernel_module_type(driver: str, wanted: str, rdma: str) -> tuple[str | None, str]:
+    """``driver.kernelModuleType`` for a driver the operator installs (None: the hosts' own driver)."""
+    if driver != "operator":
+        if wanted != "auto":
+            raise ClusterRoleError(f"gpu_operator_kernel_module_type is {wanted} but the NVIDIA driver is the hosts' "
+                                   "own (gpu_operator_driver decided host): the setting applies only to a driver "
+                                   "the operator installs; leave it auto")
+        return None, "the hosts' own driver: its modules are the hosts'"
+    if wanted != "auto":
+        return wanted, f"gpu_operator_kernel_module_type is {wanted}"
+    if rdma == "dma_buf":
+        # "to make sure you are using the open kernel module, include --set driver.kernelModuleType=open"
+        # (GPU Operator docs, GPUDirect RDMA: DMA-BUF is only supported with the open kernel modules)
+        return "open", "GPUDirect RDMA through DMA-BUF needs the NVIDIA open kernel modules"
+    return "auto", "the operator picks the module type by GPU and driver branch"
+
+
 def gpu_operator_values(hostvars: Mapping, hosts: t.Sequence[str], settings: Mapping | None = None) -> dict:
     """Return ``{values, decisions}`` for the GPU Operator chart; see the filter documentation.
 
@@ -144,7 +172,9 @@ def gpu_operator_values(hostvars: Mapping, hosts: t.Sequence[str], settings: Map
         raise ClusterRoleError(f"{', '.join(without_gpu)} in gpu_operator_hosts report no NVIDIA GPU "
                                "(ansible_facts['gpufabric']['gpu']['count'] is 0)")
     driver, driver_reason = _driver(facts, chosen["driver"])
-    rdma, rdma_reason, problems = _rdma(facts, chosen["gpudirect_rdma"], bool(chosen["legacy_peermem"]), driver)
+    rdma, rdma_reason, problems = _rdma(facts, chosen["gpudirect_rdma"], bool(chosen["legacy_peermem"]), driver,
+                                        chosen["kernel_module_type"])
+    module_type, module_type_reason = _kernel_module_type(driver, chosen["kernel_module_type"], rdma)
     mofed, mofed_reason = _mofed(facts, chosen["mofed"])
     pull_secrets = secret_names(chosen["image_pull_secrets"], "gpu_operator_image_pull_secrets")
     values: dict[str, t.Any] = {
@@ -156,6 +186,8 @@ def gpu_operator_values(hostvars: Mapping, hosts: t.Sequence[str], settings: Map
     }
     if driver == "operator" and chosen["driver_version"]:
         values["driver"]["version"] = str(chosen["driver_version"])
+    if module_type is not None:
+        values["driver"]["kernelModuleType"] = module_type
     for component, default in COMPONENTS.items():
         if chosen["image_registry"]:
             values.setdefault(component, {})["repository"] = registry_repository(default, chosen["image_registry"])
@@ -165,6 +197,7 @@ def gpu_operator_values(hostvars: Mapping, hosts: t.Sequence[str], settings: Map
         "values": values,
         "decisions": {
             "driver": {"mode": driver, "reason": driver_reason},
+            "kernel_module_type": {"mode": module_type, "reason": module_type_reason},
             "gpudirect_rdma": {"mode": rdma, "reason": rdma_reason, "dma_buf_impossible": problems},
             "mofed": {"mode": mofed, "reason": mofed_reason},
             "hosts": sorted(facts),

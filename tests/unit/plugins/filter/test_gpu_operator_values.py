@@ -57,6 +57,58 @@ def test_operator_driver_when_no_host_has_one(fleet_facts):
     assert result["values"]["driver"]["rdma"]["useHostMofed"] is False
 
 
+def _operator_host(fleet_facts):
+    """A GPU host with no driver loaded: the operator installs it."""
+    bare = copy.deepcopy(fleet_facts["broken_node"])
+    bare["peermem"]["dma_buf"]["reasons"] = [{"code": "no_driver", "message": "NVIDIA driver not loaded"}]
+    return bare
+
+
+@pytest.mark.parametrize(("settings", "module_type", "rdma"), [
+    pytest.param({}, "open", "dma_buf", id="dma-buf-needs-open"),
+    pytest.param({"gpudirect_rdma": "off"}, "auto", "off", id="no-rdma-operator-chooses"),
+    pytest.param({"legacy_peermem": True}, "auto", "legacy", id="legacy-operator-chooses"),
+    pytest.param({"kernel_module_type": "open", "gpudirect_rdma": "off"}, "open", "off", id="open-asked"),
+    pytest.param({"kernel_module_type": "proprietary"}, "proprietary", "legacy", id="proprietary-means-legacy"),
+    pytest.param({"kernel_module_type": "proprietary", "legacy_peermem": True}, "proprietary", "legacy",
+                 id="proprietary-with-legacy"),
+])
+def test_kernel_module_type_of_the_operator_driver(fleet_facts, settings, module_type, rdma):
+    result = gpu_operator_values(hostvars(a=_operator_host(fleet_facts)), ["a"], settings)
+    assert result["values"]["driver"]["kernelModuleType"] == module_type
+    assert result["decisions"]["kernel_module_type"]["mode"] == module_type
+    assert result["decisions"]["gpudirect_rdma"]["mode"] == rdma
+    assert result["values"]["driver"]["rdma"]["enabled"] is (rdma == "legacy")
+
+
+def test_the_hosts_own_driver_gets_no_kernel_module_type(fleet_facts):
+    result = gpu_operator_values(hostvars(a=fleet_facts["gb200_tray"]), ["a"])
+    assert "kernelModuleType" not in result["values"]["driver"]
+    assert result["decisions"]["kernel_module_type"] == {"mode": None,
+                                                         "reason": "the hosts' own driver: its modules are the hosts'"}
+
+
+@pytest.mark.parametrize(("tree", "settings", "message"), [
+    pytest.param("operator", {"kernel_module_type": "proprietary", "gpudirect_rdma": "dma_buf"},
+                 "gpu_operator_values: gpu_operator_gpudirect_rdma is dma_buf but gpu_operator_kernel_module_type is "
+                 "proprietary: DMA-BUF needs the NVIDIA open kernel modules; set one of them",
+                 id="proprietary-dma-buf"),
+    pytest.param("gb200_tray", {"kernel_module_type": "open"},
+                 "gpu_operator_values: gpu_operator_kernel_module_type is open but the NVIDIA driver is the hosts' own "
+                 "(gpu_operator_driver decided host): the setting applies only to a driver the operator installs; "
+                 "leave it auto", id="host-driver"),
+    pytest.param("operator", {"kernel_module_type": "closed"},
+                 "gpu_operator_kernel_module_type must be one of auto, open, proprietary", id="unknown"),
+    pytest.param("operator", {"kernel_module_type": True},
+                 "gpu_operator_kernel_module_type", id="boolean"),
+])
+def test_kernel_module_type_conflicts_are_refused_naming_both(fleet_facts, tree, settings, message):
+    host = _operator_host(fleet_facts) if tree == "operator" else fleet_facts[tree]
+    with pytest.raises(AnsibleFilterError) as caught:
+        gpu_operator_values(hostvars(a=host), ["a"], settings)
+    assert message in str(caught.value)
+
+
 @pytest.mark.parametrize(("settings", "message"), [
     ({"gpudirect_rdma": "dma_buf", "legacy_peermem": True},
      "gpu_operator_legacy_peermem is true but gpu_operator_gpudirect_rdma is dma_buf"),
