@@ -261,7 +261,8 @@ for row in "${components[@]}"; do
         rm -rf "$scratch"
         scratch=""
     fi
-    for entry in $entries; do ln -sfn "$dir/$entry" "$out/$entry"; done
+    # (rm first: a directory of an older layout holds real files and directories there)
+    for entry in $entries; do rm -rf "${out:?}/$entry"; ln -s "$dir/$entry" "$out/$entry"; done
 done
 cp "$versions_file" "$out/versions.env"
 touch "$out/.complete"
