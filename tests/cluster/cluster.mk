@@ -1,4 +1,4 @@
-# The cluster tier (tests/cluster): etcd, kube-apiserver, kube-controller-manager, kube-scheduler and
+# The cluster tier (tests/cluster): etcd, kube-apiserver, kube-controller-manager, kube-scheduler, the MPI operator and
 # kwok GPU nodes on 127.0.0.1, built from source with Go (tests/cluster/README.md). Included by the Makefile.
 
 CLUSTER_DIR     := $(ROOT)/tests/cluster
@@ -9,7 +9,7 @@ GPU_NODES       ?= 18
 
 .PHONY: cluster-build cluster-up cluster-down cluster-status cluster
 
-cluster-build: ## build the harness binaries with Go into ~/.cache/gpufabric (once per versions.env)
+cluster-build: ## build the harness binaries with Go into ~/.cache/gpufabric (each once per its pins in versions.env)
 	$(CLUSTER_DIR)/build.sh
 
 # kubernetes.core from the pinned `ansible` wheel on PyPI (Galaxy is unreachable), into our collections path.

@@ -65,6 +65,7 @@ def test_down_leaves_nothing_running_or_listening(bin_dir, tmp_path):
         "kube-controller-manager",
         "kube-scheduler",
         "kwok",
+        "mpi-operator",
         "helm-hook-completer",
     }
     assert all(pid_alive(pid) for pid in pids)
@@ -115,6 +116,26 @@ def test_failed_up_stops_what_it_started(bin_dir, tmp_path):
     assert etcd_log.exists()
     # No process of ours is left: nothing runs the etcd binary from this fake directory.
     leftovers = subprocess.run(["pgrep", "-f", str(fake / "etcd")], capture_output=True, text=True, check=False)
+    assert leftovers.stdout.strip() == ""
+
+
+def test_exiting_mpi_operator_is_named(bin_dir, tmp_path):
+    """An MPI operator that exits at start (as v0.6.0 does without its CRD): up names it and stops the rest."""
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    for name in (*harness.BINARIES, "kwok-stages", "kwok-crds"):
+        (fake / name).symlink_to(bin_dir / name)
+    (fake / "mpi-operator").unlink()
+    (fake / "mpi-operator").write_text("#!/bin/sh\necho 'CRD does not exist. Exiting' >&2\nexit 1\n")
+    (fake / "mpi-operator").chmod(0o755)
+    run_dir = tmp_path / "run"
+    with pytest.raises(harness.HarnessError, match="mpi-operator exited") as raised:
+        harness.up(harness.Config(run_dir=run_dir, bin_dir=fake, gpu_nodes=1, timeout=60))
+    assert "CRD does not exist" in str(raised.value)
+    assert harness.read_state(run_dir) is None
+    leftovers = subprocess.run(
+        ["pgrep", "-f", str(fake / "kube-apiserver")], capture_output=True, text=True, check=False
+    )
     assert leftovers.stdout.strip() == ""
 
 

@@ -18,6 +18,7 @@ labelled by Node Feature Discovery and GPU Feature Discovery.
 - :mod:`~cluster_harness.kwok`: the fake nodes, kwok's stages and CRDs
 - :mod:`~cluster_harness.hooks`: the helm-hook-completer
 - :mod:`~cluster_harness.pod_logs`: pod logs served from files (kwok ClusterLogs)
+- :mod:`~cluster_harness.mpi_operator`: the Kubeflow MPI operator's CRD and controller arguments
 - :mod:`~cluster_harness.kubernetes_core`: kubernetes.core from the pinned ``ansible`` wheel
 - :mod:`~cluster_harness.lifecycle`: ``up`` (in named steps), ``down``, ``status``
 - :mod:`~cluster_harness.cli`: the command line of ``tests/cluster/harness.py``
@@ -35,6 +36,8 @@ from cluster_harness.common import (
     CLUSTER_UUID,
     COMPLETE_ANNOTATION,
     DEFAULT_RUN_DIR,
+    EXIT_CODE_ANNOTATION,
+    FIELD_MANAGER,
     GPUS_PER_TRAY,
     HERE,
     KWOK_API,
@@ -59,6 +62,8 @@ __all__ = [
     "CLUSTER_UUID",
     "COMPLETE_ANNOTATION",
     "DEFAULT_RUN_DIR",
+    "EXIT_CODE_ANNOTATION",
+    "FIELD_MANAGER",
     "GPUS_PER_TRAY",
     "HERE",
     "KWOK_API",

@@ -14,6 +14,7 @@ ROOT = HERE.parent.parent
 BUILD_SCRIPT = HERE / "build.sh"
 VERSIONS_FILE = HERE / "versions.env"
 DEFAULT_RUN_DIR = ROOT / ".build" / "cluster" / "run"
+SHARED = ROOT.parent / "shared"
 
 # The cluster the unit fixtures describe: one NVL72 rack is one NVLink clique.
 CLUSTER_UUID = "3c1a5f2e-9b7d-4c2a-8e6f-1d0b7a9c4e21"
@@ -29,7 +30,24 @@ MANAGED_BY_LABEL = "app.kubernetes.io/managed-by"
 KWOK_NODE_ANNOTATION = "kwok.x-k8s.io/node"
 SERVICE_CIDR = "10.96.0.0/16"
 POD_CIDR = "10.244.0.0/16"
-BINARIES = ("etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok", "kubectl", "helm")
+BINARIES = (
+    "etcd",
+    "kube-apiserver",
+    "kube-controller-manager",
+    "kube-scheduler",
+    "kwok",
+    "kubectl",
+    "helm",
+    "mpi-operator",
+)
+# The Kubeflow MPI operator: its manifest (read in place, never copied; the CRD is applied at ``up``), the
+# field manager of that apply, and its leader-election Lease (kube-system/mpi-operator).
+MPI_OPERATOR_MANIFEST = "manifests/mpi-operator-{version}.yaml"  # under SHARED, MPI_OPERATOR_VERSION of versions.env
+MPI_OPERATOR_CRD = "mpijobs.kubeflow.org"
+MPI_OPERATOR_LOCK_NAMESPACE = "kube-system"
+FIELD_MANAGER = "gpufabric-cluster-harness"
+# kwok: a pod annotated COMPLETE_ANNOTATION and this one ends Failed with that (non-zero) exit code.
+EXIT_CODE_ANNOTATION = "gpufabric.cluster/kwok-exit-code"
 # Ports: name -> (environment variable, what it is).
 PORTS = {
     "etcd": ("GPUFABRIC_CLUSTER_ETCD_PORT", "etcd client"),
@@ -38,6 +56,7 @@ PORTS = {
     "controller_manager": ("GPUFABRIC_CLUSTER_CONTROLLER_MANAGER_PORT", "kube-controller-manager"),
     "scheduler": ("GPUFABRIC_CLUSTER_SCHEDULER_PORT", "kube-scheduler"),
     "kwok": ("GPUFABRIC_CLUSTER_KWOK_PORT", "kwok"),
+    "mpi_operator": ("GPUFABRIC_CLUSTER_MPI_OPERATOR_PORT", "mpi-operator health"),
 }
 
 

@@ -11,6 +11,7 @@ from cluster_harness.api import Api, wait_for
 from cluster_harness.common import (
     CLUSTER_UUID,
     COMPLETE_ANNOTATION,
+    EXIT_CODE_ANNOTATION,
     GPUS_PER_TRAY,
     KWOK_API,
     KWOK_CRDS,
@@ -93,11 +94,36 @@ def node_manifest(name: str, kube_version: str, gpu_index: int | None) -> dict:
     }
 
 
+def pod_fail_stage(complete: dict, expressions: list[dict]) -> dict:
+    """pod-complete's twin for pods also annotated EXIT_CODE_ANNOTATION: they end Failed with that exit code."""
+    import copy
+
+    stage = copy.deepcopy(complete)
+    stage["metadata"]["name"] = "pod-fail"
+    stage["spec"]["selector"]["matchExpressions"] = [
+        *copy.deepcopy(expressions),
+        {"key": f'.metadata.annotations["{EXIT_CODE_ANNOTATION}"]', "operator": "Exists"},
+    ]
+    template = stage["spec"]["next"]["statusTemplate"]
+    replacements = {
+        "exitCode: 0": f'exitCode: {{{{ index $root.metadata.annotations "{EXIT_CODE_ANNOTATION}" }}}}',
+        "reason: Completed": "reason: Error",
+        "phase: Succeeded": "phase: Failed",
+    }
+    for old, new in replacements.items():
+        if template.count(old) != 1:
+            raise HarnessError(f"kwok's pod-complete stage changed: no single {old!r} to turn into pod-fail")
+        template = template.replace(old, new)
+    stage["spec"]["next"]["statusTemplate"] = template
+    return stage
+
+
 def kwok_stages(stage_dir: Path) -> str:
     """kwok's own default stages, with pod-complete selecting pods by COMPLETE_ANNOTATION.
 
     kwok's default pod-complete finishes every pod a Job owns; here only the pods annotated
-    ``gpufabric.cluster/kwok-complete: "true"`` finish (Job or not), the others keep running.
+    ``gpufabric.cluster/kwok-complete: "true"`` finish (Job or not), the others keep running. Those also
+    annotated ``gpufabric.cluster/kwok-exit-code: "<n>"`` end Failed with exit code n instead (pod-fail).
     """
     import yaml
 
@@ -115,6 +141,8 @@ def kwok_stages(stage_dir: Path) -> str:
             expressions.append(
                 {"key": f'.metadata.annotations["{COMPLETE_ANNOTATION}"]', "operator": "In", "values": ["true"]}
             )
+            documents.append(pod_fail_stage(stage, expressions))
+            expressions.append({"key": f'.metadata.annotations["{EXIT_CODE_ANNOTATION}"]', "operator": "DoesNotExist"})
             stage["spec"]["selector"]["matchExpressions"] = expressions
         documents.append(stage)
 

@@ -4,8 +4,8 @@
 """``up``, ``down`` and ``status``: the control plane and the kwok nodes started, stopped and reported.
 
 ``up`` runs named steps in order over one :class:`Launch` (where it runs, what it started, the state file):
-credentials, etcd, kube-apiserver, controller-manager and scheduler, kwok, their health, the nodes, and the
-helm-hook-completer when asked. Any failure stops what was started and removes the state.
+credentials, etcd, kube-apiserver, controller-manager and scheduler, kwok, the MPI operator (after its CRD), their
+health, the nodes, and the helm-hook-completer when asked. Any failure stops what was started and removes the state.
 """
 
 from __future__ import annotations
@@ -33,6 +33,7 @@ from cluster_harness.common import (
     log,
 )
 from cluster_harness.kwok import install_kwok_crds, kwok_stages, node_manifest, node_names
+from cluster_harness.mpi_operator import apply_crd, leading, operator_args
 from cluster_harness.pki import make_pki, write_kubeconfig
 from cluster_harness.ports import choose_ports
 from cluster_harness.processes import Process, processes_of, read_state, start
@@ -60,9 +61,9 @@ class Launch:
         ]
         (self.run_dir / "state.json").write_text(json.dumps(self.state, indent=2) + "\n")
 
-    def start(self, name: str, binary: Path, args: list[str]) -> Process:
+    def start(self, name: str, binary: Path, args: list[str], env: dict[str, str] | None = None) -> Process:
         """Start a process of the harness and record it in the state."""
-        process = start(name, binary, args, self.run_dir)
+        process = start(name, binary, args, self.run_dir, env)
         self.processes.append(process)
         self.save()
         return process
@@ -244,13 +245,24 @@ def start_kwok(launch: Launch, api: Api) -> None:
     )
 
 
+def start_mpi_operator(launch: Launch, api: Api) -> None:
+    """Apply the MPIJob CRD (the controller exits without it) and start the Kubeflow MPI operator's controller."""
+    apply_crd(api, versions()["MPI_OPERATOR_VERSION"], launch.config.timeout)
+    args, env = operator_args(launch.run_dir / "kubeconfig", launch.ports["mpi_operator"])
+    launch.start("mpi-operator", launch.bin_dir / "mpi-operator", args, env)
+
+
 def wait_controllers_healthy(launch: Launch) -> None:
-    """Wait until kube-controller-manager and kube-scheduler answer /healthz."""
+    """Wait until kube-controller-manager and kube-scheduler answer /healthz, and the MPI operator leads."""
     for name, port in (
         ("kube-controller-manager", launch.ports["controller_manager"]),
         ("kube-scheduler", launch.ports["scheduler"]),
     ):
         launch.wait_for(f"{name} /healthz", lambda port=port: https_ok(f"https://127.0.0.1:{port}/healthz"))
+    launch.wait_for(
+        "mpi-operator /healthz", lambda: http_ok(f"http://127.0.0.1:{launch.ports['mpi_operator']}/healthz")
+    )
+    launch.wait_for("mpi-operator to hold its lease", lambda: leading(Api(launch.state["server"], launch.pki)))
 
 
 def register_nodes(launch: Launch, api: Api) -> tuple[list[str], list[str]]:
@@ -317,6 +329,7 @@ def up(config: Config) -> dict:
         api = start_apiserver(launch, etcd_url)
         start_controllers(launch)
         start_kwok(launch, api)
+        start_mpi_operator(launch, api)
         wait_controllers_healthy(launch)
         control_plane_seconds = time.monotonic() - started_at
         log(f"control plane ready in {control_plane_seconds:.1f}s at {launch.state['server']}")

@@ -92,8 +92,8 @@ def tail(path: Path, lines: int = 25) -> str:
         return "(no log)"
 
 
-def start(name: str, binary: Path, args: list[str], run_dir: Path) -> Process:
-    """Start ``binary`` in a process group of its own, logging to ``logs/<name>.log``."""
+def start(name: str, binary: Path, args: list[str], run_dir: Path, env: dict[str, str] | None = None) -> Process:
+    """Start ``binary`` in a process group of its own, logging to ``logs/<name>.log`` (``env``: added variables)."""
     log_path = run_dir / "logs" / f"{name}.log"
     with open(log_path, "ab") as log_file:
         process = subprocess.Popen(
@@ -102,6 +102,7 @@ def start(name: str, binary: Path, args: list[str], run_dir: Path) -> Process:
             stdout=log_file,
             stderr=subprocess.STDOUT,
             cwd=run_dir,
+            env=dict(os.environ, **env) if env else None,
             start_new_session=True,
         )
     return Process(name, process.pid, log_path, str(binary))
