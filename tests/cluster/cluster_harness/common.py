@@ -29,7 +29,10 @@ MANAGED_BY_LABEL = "app.kubernetes.io/managed-by"
 KWOK_NODE_ANNOTATION = "kwok.x-k8s.io/node"
 SERVICE_CIDR = "10.96.0.0/16"
 POD_CIDR = "10.244.0.0/16"
-BINARIES = ("etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok", "kubectl", "helm")
+BINARIES = (
+    "etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok", "kubectl", "helm",
+    "compute-domain-controller",
+)
 # Ports: name -> (environment variable, what it is).
 PORTS = {
     "etcd": ("GPUFABRIC_CLUSTER_ETCD_PORT", "etcd client"),

@@ -4,8 +4,8 @@
 """``up``, ``down`` and ``status``: the control plane and the kwok nodes started, stopped and reported.
 
 ``up`` runs named steps in order over one :class:`Launch` (where it runs, what it started, the state file):
-credentials, etcd, kube-apiserver, controller-manager and scheduler, kwok, their health, the nodes, and the
-helm-hook-completer when asked. Any failure stops what was started and removes the state.
+credentials, etcd, kube-apiserver, controller-manager and scheduler, kwok, their health, the nodes, the trays'
+compute-domain ResourceSlices, and the helm-hook-completer when asked. Any failure stops what was started and removes the state.
 """
 
 from __future__ import annotations
@@ -36,6 +36,7 @@ from cluster_harness.kwok import install_kwok_crds, kwok_stages, node_manifest, 
 from cluster_harness.pki import make_pki, write_kubeconfig
 from cluster_harness.ports import choose_ports
 from cluster_harness.processes import Process, processes_of, read_state, start
+from cluster_harness.resource_slices import publish_compute_domain_slices
 
 
 @dataclasses.dataclass
@@ -323,6 +324,9 @@ def up(config: Config) -> dict:
 
         nodes_started = time.monotonic()
         trays, control = register_nodes(launch, api)
+        # What the DRA driver's compute-domain kubelet plugin would publish on each tray (none runs under kwok).
+        launch.state["resource_slices"] = publish_compute_domain_slices(api, trays)
+        launch.save()
         if config.complete_helm_hooks:
             start_hook_completer(launch)
         timings = launch.state["timings"] = {

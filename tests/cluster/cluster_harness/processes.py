@@ -92,8 +92,9 @@ def tail(path: Path, lines: int = 25) -> str:
         return "(no log)"
 
 
-def start(name: str, binary: Path, args: list[str], run_dir: Path) -> Process:
-    """Start ``binary`` in a process group of its own, logging to ``logs/<name>.log``."""
+def start(name: str, binary: Path, args: list[str], run_dir: Path, env: dict[str, str] | None = None) -> Process:
+    """Start ``binary`` in a process group of its own, logging to ``logs/<name>.log`` (``env``: its environment,
+    else ours)."""
     log_path = run_dir / "logs" / f"{name}.log"
     with open(log_path, "ab") as log_file:
         process = subprocess.Popen(
@@ -102,6 +103,7 @@ def start(name: str, binary: Path, args: list[str], run_dir: Path) -> Process:
             stdout=log_file,
             stderr=subprocess.STDOUT,
             cwd=run_dir,
+            env=env,
             start_new_session=True,
         )
     return Process(name, process.pid, log_path, str(binary))
