@@ -44,7 +44,7 @@ def crd_names(api_client) -> set[str]:
 
 
 @pytest.fixture(scope="module")
-def controller(cluster, api_client, shared_dir):
+def controller(cluster, api_client, shared_dir, waiter):
     """The 0.4.1 chart installed and the real compute-domain controller running; both gone afterwards (with the
     ComputeDomain CRDs when this module brought them, so that later modules install their chart's own)."""
     had_crds = set(CD_CRDS) & crd_names(api_client)
@@ -56,6 +56,9 @@ def controller(cluster, api_client, shared_dir):
     try:
         process = harness.start_compute_domain_controller(run_dir, DRA_NAMESPACE)
         yield process
+        # The tests' namespaces go with their ComputeDomains; the controller removes what it made for them
+        # (finalizers, the IMEX daemon DaemonSets) before it stops.
+        waiter("the ComputeDomains and their DaemonSets to be gone", lambda: not leftovers(api_client), 120)
     finally:
         harness.stop_compute_domain_controller(run_dir)
         with role_runner.HookCompleter(cluster):
@@ -68,6 +71,15 @@ def controller(cluster, api_client, shared_dir):
             except ApiException as error:
                 if error.status != 404:
                     raise
+
+
+def leftovers(api_client) -> list[str]:
+    """The ComputeDomains of any namespace and the controller's DaemonSets still there."""
+    domains = client.CustomObjectsApi(api_client).list_cluster_custom_object(CD_GROUP, CD_VERSION, "computedomains")
+    daemonsets = client.AppsV1Api(api_client).list_namespaced_daemon_set(
+        DRA_NAMESPACE, label_selector="resource.nvidia.com/computeDomain").items
+    return [f"{d['metadata']['namespace']}/{d['metadata']['name']}" for d in domains["items"]] + [
+        f"{DRA_NAMESPACE}/{d.metadata.name}" for d in daemonsets]
 
 
 def compute_domain(name: str, template: str, num_nodes: int = 2) -> dict:
@@ -127,6 +139,15 @@ def test_every_tray_publishes_a_channel_and_a_daemon(api_client, cluster):
         assert [owner.kind + "/" + owner.name for owner in item.metadata.owner_references] == [f"Node/{node}"]
         devices = {d.name: {k: v.string or v.int for k, v in d.attributes.items()} for d in item.spec.devices}
         assert devices == {"channel-0": {"type": "channel", "id": 0}, "daemon-0": {"type": "daemon", "id": 0}}
+
+
+def test_controller_needs_the_chart(cluster):
+    """Without the chart's CRDs and controller Deployment in the namespace there is nothing to run: an error says so,
+    and no process is started or recorded."""
+    run_dir = Path(cluster.state["run_dir"])
+    with pytest.raises(harness.HarnessError, match="DRA driver chart"):
+        harness.start_compute_domain_controller(run_dir, "no-dra-driver-here", timeout=2)
+    assert "compute-domain-controller" not in {p["name"] for p in harness.read_state(run_dir)["processes"]}
 
 
 def test_controller_creates_the_channel_claim_template(api_client, namespace, controller, waiter):

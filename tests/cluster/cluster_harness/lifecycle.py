@@ -5,7 +5,8 @@
 
 ``up`` runs named steps in order over one :class:`Launch` (where it runs, what it started, the state file):
 credentials, etcd, kube-apiserver, controller-manager and scheduler, kwok, their health, the nodes, the trays'
-compute-domain ResourceSlices, and the helm-hook-completer when asked. Any failure stops what was started and removes the state.
+compute-domain ResourceSlices, and the helm-hook-completer when asked. Any failure stops what was started and
+removes the state.
 """
 
 from __future__ import annotations
