@@ -19,6 +19,8 @@ labelled by Node Feature Discovery and GPU Feature Discovery.
 - :mod:`~cluster_harness.hooks`: the helm-hook-completer
 - :mod:`~cluster_harness.pod_logs`: pod logs served from files (kwok ClusterLogs)
 - :mod:`~cluster_harness.mpi_operator`: the Kubeflow MPI operator's CRD and controller arguments
+- :mod:`~cluster_harness.resource_slices`: the trays' compute-domain ResourceSlices (published at ``up``)
+- :mod:`~cluster_harness.compute_domain_controller`: the DRA driver's compute-domain controller as a process
 - :mod:`~cluster_harness.kubernetes_core`: kubernetes.core from the pinned ``ansible`` wheel
 - :mod:`~cluster_harness.lifecycle`: ``up`` (in named steps), ``down``, ``status``
 - :mod:`~cluster_harness.cli`: the command line of ``tests/cluster/harness.py``
@@ -48,6 +50,7 @@ from cluster_harness.common import (
     HarnessError,
     log,
 )
+from cluster_harness.compute_domain_controller import start_compute_domain_controller, stop_compute_domain_controller
 from cluster_harness.hooks import complete_helm_hook_pods, complete_served_pods, run_helm_hook_completer
 from cluster_harness.kubernetes_core import install_kubernetes_core
 from cluster_harness.kwok import node_manifest, node_names
@@ -55,12 +58,19 @@ from cluster_harness.lifecycle import down, status, up
 from cluster_harness.pod_logs import cri_log, serve_logs, unserve_logs
 from cluster_harness.ports import port_in_use
 from cluster_harness.processes import Process, read_state
+from cluster_harness.resource_slices import (
+    COMPUTE_DOMAIN_DRIVER,
+    compute_domain_slices,
+    publish_compute_domain_slices,
+    remove_compute_domain_slices,
+)
 
 __all__ = [
     "BINARIES",
     "BUILD_SCRIPT",
     "CLUSTER_UUID",
     "COMPLETE_ANNOTATION",
+    "COMPUTE_DOMAIN_DRIVER",
     "DEFAULT_RUN_DIR",
     "EXIT_CODE_ANNOTATION",
     "FIELD_MANAGER",
@@ -80,6 +90,7 @@ __all__ = [
     "check_binaries",
     "complete_helm_hook_pods",
     "complete_served_pods",
+    "compute_domain_slices",
     "cri_log",
     "down",
     "install_kubernetes_core",
@@ -87,10 +98,14 @@ __all__ = [
     "node_manifest",
     "node_names",
     "port_in_use",
+    "publish_compute_domain_slices",
     "read_state",
+    "remove_compute_domain_slices",
     "run_helm_hook_completer",
     "serve_logs",
+    "start_compute_domain_controller",
     "status",
+    "stop_compute_domain_controller",
     "unserve_logs",
     "up",
     "versions",

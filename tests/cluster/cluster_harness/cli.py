@@ -2,7 +2,8 @@
 # Copyright: (c) 2026, gpufabric.cluster contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The command line of ``python tests/cluster/harness.py``: up, down, status, serve-logs, unserve-logs,
-complete-helm-hooks, build, install-kubernetes-core."""
+complete-helm-hooks, start-compute-domain-controller, stop-compute-domain-controller, build,
+install-kubernetes-core."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from pathlib import Path
 from cluster_harness.api import api_of
 from cluster_harness.binaries import bin_dir, build
 from cluster_harness.common import DEFAULT_RUN_DIR, PORTS, TRAYS_PER_RACK, Config, HarnessError, log
+from cluster_harness.compute_domain_controller import start_compute_domain_controller, stop_compute_domain_controller
 from cluster_harness.hooks import run_helm_hook_completer
 from cluster_harness.kubernetes_core import install_kubernetes_core
 from cluster_harness.lifecycle import down, status, up
@@ -63,6 +65,13 @@ def main(argv: list[str] | None = None) -> int:
     )
     unserve_parser = commands.add_parser("unserve-logs", help="remove the ClusterLogs NAME")
     unserve_parser.add_argument("name")
+    cdc_parser = commands.add_parser(
+        "start-compute-domain-controller",
+        help="run the DRA driver's real compute-domain controller as the installed chart configures it",
+    )
+    cdc_parser.add_argument("--namespace", default="nvidia-dra-driver-gpu", help="where the DRA driver chart is")
+    cdc_parser.add_argument("--timeout", type=float, default=60.0, help="wait this long for the CRDs and the start")
+    commands.add_parser("stop-compute-domain-controller", help="stop the compute-domain controller")
     commands.add_parser("build", help="build the binaries into the cache (build.sh)")
     core_parser = commands.add_parser("install-kubernetes-core", help="extract kubernetes.core from the ansible wheel")
     core_parser.add_argument("wheel_dir", type=Path)
@@ -114,6 +123,11 @@ def main(argv: list[str] | None = None) -> int:
             print(json.dumps({"name": served["metadata"]["name"], "spec": served["spec"]}))
         elif args.command == "unserve-logs":
             print(json.dumps({"name": args.name, "removed": unserve_logs(api_of(args.run_dir), args.name)}))
+        elif args.command == "start-compute-domain-controller":
+            process = start_compute_domain_controller(args.run_dir, args.namespace, args.timeout)
+            print(json.dumps({"name": process.name, "pid": process.pid, "log": str(process.log)}))
+        elif args.command == "stop-compute-domain-controller":
+            print(json.dumps({"stopped": stop_compute_domain_controller(args.run_dir)}))
         elif args.command == "build":
             print(build())
         elif args.command == "install-kubernetes-core":

@@ -39,6 +39,7 @@ BINARIES = (
     "kubectl",
     "helm",
     "mpi-operator",
+    "compute-domain-controller",
 )
 # The Kubeflow MPI operator: its manifest (read in place, never copied; the CRD is applied at ``up``), the
 # field manager of that apply, and its leader-election Lease (kube-system/mpi-operator).

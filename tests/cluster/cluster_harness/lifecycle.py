@@ -5,7 +5,8 @@
 
 ``up`` runs named steps in order over one :class:`Launch` (where it runs, what it started, the state file):
 credentials, etcd, kube-apiserver, controller-manager and scheduler, kwok, the MPI operator (after its CRD), their
-health, the nodes, and the helm-hook-completer when asked. Any failure stops what was started and removes the state.
+health, the nodes, the trays' compute-domain ResourceSlices, and the helm-hook-completer when asked. Any failure
+stops what was started and removes the state.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ from cluster_harness.mpi_operator import apply_crd, leading, operator_args
 from cluster_harness.pki import make_pki, write_kubeconfig
 from cluster_harness.ports import choose_ports
 from cluster_harness.processes import Process, processes_of, read_state, start
+from cluster_harness.resource_slices import publish_compute_domain_slices
 
 
 @dataclasses.dataclass
@@ -336,6 +338,9 @@ def up(config: Config) -> dict:
 
         nodes_started = time.monotonic()
         trays, control = register_nodes(launch, api)
+        # What the DRA driver's compute-domain kubelet plugin would publish on each tray (none runs under kwok).
+        launch.state["resource_slices"] = publish_compute_domain_slices(api, trays)
+        launch.save()
         if config.complete_helm_hooks:
             start_hook_completer(launch)
         timings = launch.state["timings"] = {
