@@ -99,6 +99,13 @@ def nccl_rdma_plan(hostvars: t.Any, nodes: t.Any, node_hosts: t.Any = None, rail
     if not common:
         listed = "; ".join(f"{node}: {', '.join(ports[node])}" for node in nodes)
         raise NcclRdmaPlanError(f"the nodes have no ACTIVE RDMA port in common ({listed})")
+    if wanted is None:
+        # Without a rail list, the rails are the ports of the link layer most of them have (InfiniBand on a tie):
+        # a host's Ethernet port beside eight InfiniBand rails is not a rail of the job.
+        layers: dict[str, list[str]] = {}
+        for key in common:
+            layers.setdefault(str(ports[nodes[0]][key].get("link_layer")), []).append(key)
+        common = min(layers.items(), key=lambda item: (-len(item[1]), item[0] != "InfiniBand", item[0]))[1]
     rates = [_rate(ports[node][key]) for node in nodes for key in common]
     if any(rate is None for rate in rates):
         raise NcclRdmaPlanError("the line rate of a port is unknown, so the result cannot be judged: "

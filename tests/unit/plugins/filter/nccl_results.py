@@ -11,9 +11,11 @@ from ansible_collections.gpufabric.cluster.plugins.filter.parse_nccl_tests impor
 GIB = 1024 ** 3
 
 # NCCL_DEBUG=INFO lines as NCCL 2.26 prints them on a GB200 NVL72 tray (SYNTHETIC, NCCL's own words).
-MNNVL_LOG = ("tray-0:1:1 [0] NCCL INFO MNNVL busId 0x8000 fabric UUID 3c1a5f2e.9b7d cliqueId 0x1 state 3 healthMask 0x0\n"
+MNNVL_LOG = ("tray-0:1:1 [0] NCCL INFO MNNVL busId 0x8000 fabric UUID 3c1a5f2e.9b7d cliqueId 0x1 state 3 "
+             "healthMask 0x0\n"
              "tray-0:1:1 [0] NCCL INFO NVLS multicast support is available on dev 0\n")
-NET_LOG = "node-a:1:1 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB [1]mlx5_1:1/IB ; OOB eth0:10.0.0.1<0>\n"
+NET_LOG = ("node-a:1:1 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB [1]mlx5_1:1/IB ; "
+           "OOB eth0:10.0.0.1<0>\n")
 
 
 def synthetic_log(ranks: int = 8, peak: float = 840.0, hosts: tuple = ("tray-0", "tray-1"), wrong: int = 0,
