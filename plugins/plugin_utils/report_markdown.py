@@ -158,13 +158,14 @@ def _numa(value: t.Any) -> str:
 def pair_placement(result: Mapping) -> list[str]:
     """Where each side's GPU and NIC sit (PCIe address, NUMA node, same PCIe switch), one line per side.
 
-    From the sides of ``gpufabric.cluster.rdma_test_plan``; a side without the keys (host memory, older plans)
-    shows what it has, so a misaligned pair is visible as the cause of a failed test.
+    From the sides of ``gpufabric.cluster.rdma_test_plan``, so a misaligned pair is visible as the cause of a failed
+    test; a side without the placement keys (a plan from before they existed) gives no line, an unknown value shows
+    as ``?``.
     """
     lines = []
     for role in ("server", "client"):
         side = result.get(role)
-        if not isinstance(side, Mapping):
+        if not isinstance(side, Mapping) or "nic_pci_address" not in side:
             continue
         nic = (f"NIC {side.get('rdma_device') or '?'} ({side.get('nic_pci_address') or '?'}, "
                f"{_numa(side.get('nic_numa_node'))})")
@@ -190,11 +191,51 @@ def size_text(value: t.Any) -> str:
     return f"{value} B"
 
 
+def _number_or_none(value: t.Any) -> bool:
+    return value is None or (isinstance(value, (int, float)) and not isinstance(value, bool))
+
+
+def _int_or_none(value: t.Any) -> bool:
+    return value is None or (isinstance(value, int) and not isinstance(value, bool))
+
+
+def _row_problem(index: int, row: t.Any) -> str | None:
+    if not isinstance(row, Mapping) or not _int_or_none(row.get("size_bytes")):
+        return f"nccl_tests.rows[{index}] is not a parse_nccl_tests row"
+    for key in ("out_of_place", "in_place"):
+        placement = row.get(key)
+        if placement is not None and (not isinstance(placement, Mapping)
+                                      or not _number_or_none(placement.get("busbw_gbps"))
+                                      or not _int_or_none(placement.get("wrong"))):
+            return f"nccl_tests.rows[{index}].{key} is not a parse_nccl_tests placement"
+    return None
+
+
 def check_nccl_result(result: t.Any) -> Mapping:
+    """``result`` when it is a ``validate_nccl_result`` the reports can render; else :class:`ReportError`."""
     if not isinstance(result, Mapping) or not isinstance(result.get("verdict"), Mapping) \
             or not isinstance(result.get("nccl_tests"), Mapping) or not isinstance(result.get("placement"), Mapping):
         raise ReportError("expected the result of validate_nccl (validate_nccl_result: placement, nccl_tests, "
                           "verdict)")
+    verdict, placement = result["verdict"], result["placement"]
+    problems = [f"verdict.{key} is not a number" for key in ("threshold_gbps", "peak_busbw_gbps", "worst_busbw_gbps")
+                if not _number_or_none(verdict.get(key))]
+    problems += [f"verdict.{key} is not a size in bytes" for key in ("peak_size_bytes", "worst_size_bytes")
+                 if not _int_or_none(verdict.get(key))]
+    problems += [f"verdict.{key} is not a list" for key in ("transport", "failures")
+                 if not isinstance(verdict.get(key) or [], list)]
+    if not isinstance(verdict.get("hosts") or {}, Mapping):
+        problems.append("verdict.hosts is not a mapping")
+    if not isinstance(placement.get("nodes") or [], list) or not isinstance(placement.get("env") or {}, Mapping):
+        problems.append("placement.nodes is not a list or placement.env not a mapping")
+    rows = result["nccl_tests"].get("rows")
+    if not isinstance(rows or [], list):
+        problems.append("nccl_tests.rows is not a list")
+    else:
+        problems += [problem for index, row in enumerate(rows or []) for problem in [_row_problem(index, row)]
+                     if problem]
+    if problems:
+        raise ReportError(f"expected the result of validate_nccl (validate_nccl_result): {'; '.join(problems[:3])}")
     return result
 
 
