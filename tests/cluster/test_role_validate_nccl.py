@@ -70,7 +70,8 @@ def test_the_wait_times_out_naming_the_job_and_the_variable(timed_out):
     assert ("MPIJob nccl-kept/nccl-tests did not finish within validate_nccl_timeout (5 s); its conditions:"
             in output), output[-3000:]
     assert "is the MPI operator running" in output
-    assert "rdma: 8 ranks, 4 per node on gb200-tray-01, gb200-tray-02 over =mlx5_0:1,mlx5_1:1,mlx5_2:1,mlx5_3:1" in output
+    assert ("rdma: 8 ranks, 4 per node on gb200-tray-01, gb200-tray-02 over =mlx5_0:1,mlx5_1:1,mlx5_2:1,mlx5_3:1"
+            in output)
 
 
 def test_the_mpijob_has_the_ranks_environment_and_placement(api_client, timed_out):

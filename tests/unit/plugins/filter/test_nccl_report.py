@@ -8,9 +8,7 @@ a failed RDMA test's GPU and NIC, on validate_nccl results judged from runs laid
 from __future__ import annotations
 
 import copy
-import os
 import re
-import sys
 
 import pytest
 from ansible.errors import AnsibleFilterError
@@ -23,9 +21,7 @@ from ansible_collections.gpufabric.cluster.plugins.filter.rdma_test_plan import 
 from ansible_collections.gpufabric.cluster.plugins.filter.validation_markdown import validation_markdown
 from ansible_collections.gpufabric.cluster.plugins.filter.validation_report_html import validation_report_html
 from ansible_collections.gpufabric.cluster.tests.unit.helpers import render_headless
-
-sys.path.insert(0, os.path.dirname(__file__))
-from nccl_results import nccl_result
+from ansible_collections.gpufabric.cluster.tests.unit.plugins.filter.nccl_results import nccl_result
 
 
 def test_filter_is_registered():
@@ -71,8 +67,8 @@ def test_html_section_plots_busbw_against_size_with_the_threshold():
 def test_html_threshold_line_sits_at_the_threshold():
     page = validation_report_html({"nccl": nccl_result("rdma", peak=60.0)})
     threshold_y = float(re.search(r'<line class="threshold" x1="\d+" y1="([\d.]+)"', page).group(1))
-    circles = [(float(cy), title) for cy, title in re.findall(r'cy="([\d.]+)" r="2.5" fill="#0969da"><title>([^<]*)',
-                                                                page)]
+    pattern = r'cy="([\d.]+)" r="2.5" fill="#0969da"><title>([^<]*)'
+    circles = [(float(cy), title) for cy, title in re.findall(pattern, page)]
     above = [title for y, title in circles if y < threshold_y]
     assert above == []  # no size reached 92 GB/s
     assert "FAIL" in page and "below the threshold 92 GB/s" in page
@@ -172,12 +168,14 @@ _ROW = st.fixed_dictionaries({"size_bytes": _ANY | st.integers(), "type": _ANY,
                               "in_place": _ANY | st.fixed_dictionaries({"busbw_gbps": _ANY, "wrong": _ANY})})
 
 
+_VERDICT_KEYS = st.sampled_from(["status", "threshold_gbps", "peak_busbw_gbps", "worst_busbw_gbps", "peak_size_bytes",
+                                 "worst_size_bytes", "hosts", "transport", "failures", "ranks"])
+_PLACEMENT_KEYS = st.sampled_from(["nodes", "env", "clique", "gpu_model", "gpudirect"])
+
+
 @settings(max_examples=100, deadline=None)
-@given(rows=st.lists(_ROW | _ANY, max_size=5), verdict=st.dictionaries(
-    st.sampled_from(["status", "threshold_gbps", "peak_busbw_gbps", "worst_busbw_gbps", "peak_size_bytes",
-                     "worst_size_bytes", "hosts", "transport", "failures", "ranks"]), _ANY, max_size=10),
-    placement=st.dictionaries(st.sampled_from(["nodes", "env", "clique", "gpu_model", "gpudirect"]), _ANY),
-    shape=_ANY)
+@given(rows=st.lists(_ROW | _ANY, max_size=5), verdict=st.dictionaries(_VERDICT_KEYS, _ANY, max_size=10),
+       placement=st.dictionaries(_PLACEMENT_KEYS, _ANY), shape=_ANY)
 def test_any_result_gives_a_report_or_a_clear_error(rows, verdict, placement, shape):
     result = {"shape": shape, "placement": placement, "nccl_tests": {"rows": rows}, "verdict": verdict}
     for render, name in ((nccl_markdown, "nccl_markdown"),

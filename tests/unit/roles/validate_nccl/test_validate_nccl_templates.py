@@ -34,8 +34,8 @@ def render(template, **context):
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(os.path.join(ROLE, "templates")),
                              undefined=jinja2.StrictUndefined, keep_trailing_newline=True)
     env.filters.update(CoreFilters().filters())
-    return yaml.safe_load(env.get_template(template).render({"ansible_managed": "Ansible managed", **defaults(),
-                                                              **context}))
+    context = {"ansible_managed": "Ansible managed", **defaults(), **context}
+    return yaml.safe_load(env.get_template(template).render(context))
 
 
 def tray(name, clique=CLIQUE, gpus="4"):
