@@ -105,11 +105,18 @@ def _side(hostvars: Mapping, node: str, host: str, rail: str, memory: str,
     facts, port = _port(hostvars, node, host, rail)
     side = {"node": node, "host": host, "rdma_device": rail, "port": port.get("port"), "netdev": port.get("netdev"),
             "link_layer": port.get("link_layer"), "rate_gbps": port["rate_gbps"], "gpu_index": None, "gpu_reason": "",
-            "gpu_count": len(_gpus(facts))}
+            "gpu_count": len(_gpus(facts)), "nic_pci_address": port.get("pci_address"),
+            "nic_numa_node": port.get("numa_node"), "gpu_pci_address": None, "gpu_numa_node": None,
+            "same_pcie_switch": None}
     if memory != "host":
         if rail not in gpus:
             raise _error(f"host {host} (node {node}) has no GPU for {memory} memory")
         side.update(gpu_index=gpus[rail][0], gpu_reason=gpus[rail][1])
+        # Where the GPU sits against the NIC, for the report of a failed test: a pair across PCIe switches or NUMA
+        # nodes is a likely cause of low bandwidth.
+        gpu = next((gpu for gpu in _gpus(facts) if isinstance(gpu, Mapping) and gpu.get("index") == gpus[rail][0]), {})
+        side.update(gpu_pci_address=gpu.get("pci_address"), gpu_numa_node=gpu.get("numa_node"),
+                    same_pcie_switch=gpu.get("pci_address") in (port.get("gpus_same_switch") or []))
     return side
 
 

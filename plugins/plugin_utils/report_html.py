@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpufabric.cluster contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Render validation results as one self-contained HTML page: nvbandwidth heatmaps and RDMA bars.
+"""Render validation results as one self-contained HTML page: nvbandwidth heatmaps, RDMA bars, NCCL busbw chart.
 
 The logic of the ``gpufabric.cluster.validation_report_html`` filter; errors are :class:`.report_markdown.ReportError`.
 Every text is redacted (:func:`...plugin_utils.redact.redact`) before it is escaped, so a URL with credentials shows
@@ -11,11 +11,18 @@ as ``https://***@host/...``.
 from __future__ import annotations
 
 import html
+import math
 import typing as t
 from collections.abc import Mapping
 
 from ansible_collections.gpufabric.cluster.plugins.plugin_utils.redact import redact
-from ansible_collections.gpufabric.cluster.plugins.plugin_utils.report_markdown import ReportError
+from ansible_collections.gpufabric.cluster.plugins.plugin_utils.report_markdown import (
+    ReportError,
+    check_nccl_result,
+    nccl_summary,
+    pair_placement,
+    size_text,
+)
 
 # The style every report page shares (page, verdict colours); each page adds its own rules after it.
 BASE_STYLE = """
@@ -32,7 +39,14 @@ td.below { outline: 2px solid #a40e26; outline-offset: -2px; font-weight: bold; 
 .bar > div { height: 100%; }
 .bar > span { position: absolute; top: -0.2rem; bottom: -0.2rem; border-left: 2px dashed #1b1f23; }
 ul.reasons li { color: #a40e26; }
+ul.placement li { color: #57606a; }
+svg.busbw { border: 1px solid #d0d7de; background: #fff; }
+svg.busbw text { font-size: 11px; fill: #57606a; }
 """
+
+# The busbw chart: plot area inside the margins, in SVG user units.
+CHART_WIDTH, CHART_HEIGHT = 720, 320
+CHART_LEFT, CHART_RIGHT, CHART_TOP, CHART_BOTTOM = 60, 20, 20, 40
 
 
 def escape(value: t.Any) -> str:
@@ -125,9 +139,103 @@ def _rdma_section(results: list) -> str:
                      f"<td>{escape(result.get('memory'))}</td><td>{best_text}</td><td>{rate:g} Gb/s</td>"
                      f'<td>{meter}</td><td class="{escape(status)}">{escape(status)}</td></tr>')
         reasons.extend(verdict.get("reasons") or [])
+        if status != "pass":
+            reasons.extend(f"{result.get('name') or result.get('pair')}: {line}" for line in pair_placement(result))
     parts.append("</table>")
     parts.append(_reasons(reasons))
     parts.append("</section>")
+    return "\n".join(parts)
+
+
+def _chart_points(rows: list, key: str) -> list[tuple[int, float]]:
+    points = []
+    for row in rows:
+        placement = row.get(key) if isinstance(row, Mapping) else None
+        size = row.get("size_bytes") if isinstance(row, Mapping) else None
+        busbw = placement.get("busbw_gbps") if isinstance(placement, Mapping) else None
+        if isinstance(size, int) and not isinstance(size, bool) and size > 0 \
+                and isinstance(busbw, (int, float)) and not isinstance(busbw, bool):
+            points.append((size, float(busbw)))
+    return sorted(points)
+
+
+def busbw_chart(rows: list, threshold: float | None) -> str:
+    """An inline SVG of busbw (GB/s) against message size (log2 axis), out-of-place and in-place, with the threshold.
+
+    No script, no external asset; a run without a plottable row gives a text instead of an empty chart.
+    """
+    series = {key: _chart_points(rows, key) for key in ("out_of_place", "in_place")}
+    points = [point for values in series.values() for point in values]
+    if not points:
+        return '<p class="nochart">no size with a bus bandwidth to plot</p>'
+    low = math.log2(min(size for size, _b in points))
+    high = math.log2(max(size for size, _b in points))
+    top = max([busbw for _s, busbw in points] + ([threshold] if threshold else [])) * 1.1 or 1.0
+    width = CHART_WIDTH - CHART_LEFT - CHART_RIGHT
+    height = CHART_HEIGHT - CHART_TOP - CHART_BOTTOM
+
+    def x(size: float) -> float:
+        return CHART_LEFT + (0.5 if high == low else (math.log2(size) - low) / (high - low)) * width
+
+    def y(busbw: float) -> float:
+        return CHART_TOP + height - max(busbw, 0.0) / top * height
+
+    parts = [f'<svg class="busbw" xmlns="http://www.w3.org/2000/svg" width="{CHART_WIDTH}" height="{CHART_HEIGHT}" '
+             f'viewBox="0 0 {CHART_WIDTH} {CHART_HEIGHT}" role="img" aria-label="busbw against message size">',
+             f'<line x1="{CHART_LEFT}" y1="{CHART_TOP + height}" x2="{CHART_LEFT + width}" y2="{CHART_TOP + height}" '
+             'stroke="#57606a"/>',
+             f'<line x1="{CHART_LEFT}" y1="{CHART_TOP}" x2="{CHART_LEFT}" y2="{CHART_TOP + height}" stroke="#57606a"/>']
+    for step in range(5):
+        value = top / 1.1 * step / 4
+        parts.append(f'<text x="{CHART_LEFT - 6}" y="{y(value) + 4:.1f}" text-anchor="end">{value:.0f}</text>')
+    sizes = sorted({size for size, _b in points})
+    stride = max(1, len(sizes) // 8)
+    for size in sizes[::stride]:
+        parts.append(f'<text x="{x(size):.1f}" y="{CHART_TOP + height + 16}" text-anchor="middle">'
+                     f'{escape(size_text(size))}</text>')
+    parts.append(f'<text x="{CHART_LEFT + width / 2:.1f}" y="{CHART_HEIGHT - 4}" text-anchor="middle">message size'
+                 '</text><text x="14" y="{:.1f}" transform="rotate(-90 14 {:.1f})" text-anchor="middle">busbw GB/s'
+                 '</text>'.format(CHART_TOP + height / 2, CHART_TOP + height / 2))
+    for number, (key, colour) in enumerate((("out_of_place", "#0969da"), ("in_place", "#8250df"))):
+        values = series[key]
+        if not values:
+            continue
+        parts.append(f'<text x="{CHART_LEFT + 10}" y="{CHART_TOP + 12 + 14 * number}" style="fill: {colour}">'
+                     f'&#9679; {key.replace("_", "-")}</text>')
+        coordinates = " ".join(f"{x(size):.1f},{y(busbw):.1f}" for size, busbw in values)
+        parts.append(f'<polyline class="series" data-series="{key}" fill="none" stroke="{colour}" stroke-width="2" '
+                     f'points="{coordinates}"/>')
+        parts.extend(f'<circle cx="{x(size):.1f}" cy="{y(busbw):.1f}" r="2.5" fill="{colour}">'
+                     f'<title>{escape(size_text(size))}: {busbw:g} GB/s ({key.replace("_", "-")})</title></circle>'
+                     for size, busbw in values)
+    if threshold:
+        parts.append(f'<line class="threshold" x1="{CHART_LEFT}" y1="{y(threshold):.1f}" x2="{CHART_LEFT + width}" '
+                     f'y2="{y(threshold):.1f}" stroke="#a40e26" stroke-dasharray="6 4" stroke-width="1.5">'
+                     f'<title>threshold {threshold:g} GB/s</title></line>'
+                     f'<text x="{CHART_LEFT + width - 4}" y="{y(threshold) - 4:.1f}" text-anchor="end">threshold '
+                     f'{threshold:g} GB/s</text>')
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+def _nccl_section(result: Mapping) -> str:
+    result = check_nccl_result(result)
+    verdict, placement = result["verdict"], result["placement"]
+    status = str(verdict.get("status", "fail"))
+    threshold = verdict.get("threshold_gbps")
+    threshold = float(threshold) if isinstance(threshold, (int, float)) and not isinstance(threshold, bool) else None
+    hosts = sorted(verdict.get("hosts") or {}) or list(placement.get("nodes") or [])
+    where = (f"clique {escape(placement.get('clique'))} ({escape(placement.get('gpu_model'))})"
+             if result.get("shape") == "nvlink" else
+             f"rails {escape((placement.get('env') or {}).get('NCCL_IB_HCA'))}, GPUDirect RDMA "
+             f"{escape(placement.get('gpudirect'))}")
+    parts = [f'<section id="nccl"><h2>NCCL all_reduce ({escape(result.get("shape"))}) '
+             f'{escape(result.get("namespace"))}/{escape(result.get("name"))}: '
+             f'<span class="{escape(status)}">{escape(status).upper()}</span></h2>',
+             f"<p>{escape(nccl_summary(result))}.</p>",
+             f"<p>{escape(verdict.get('ranks'))} ranks on {escape(', '.join(map(str, hosts)))}; {where}.</p>",
+             busbw_chart(result["nccl_tests"].get("rows") or [], threshold),
+             _reasons(verdict.get("failures")), "</section>"]
     return "\n".join(parts)
 
 
@@ -138,22 +246,26 @@ def _reasons(reasons: t.Any) -> str:
 
 
 def validation_report_html(results: t.Any, title: str = "gpufabric.cluster validation") -> str:
-    """One HTML document, no external asset, for ``{'compute_domain': ..., 'rdma': [...]}``.
+    """One HTML document, no external asset, for ``{'compute_domain': ..., 'rdma': [...], 'nccl': ...}``.
 
     ``compute_domain`` is the ``validate_compute_domain_result`` fact (``placement``, ``nvbandwidth``, ``verdict``);
-    ``rdma`` is a list of ``{pair, rail, memory, verdict}`` with verdicts of ``judge_ib_write_bw``.
+    ``rdma`` is a list of ``{pair, rail, memory, verdict}`` with verdicts of ``judge_ib_write_bw`` (and the sides of
+    ``rdma_test_plan``, shown for a failed test); ``nccl`` is the ``validate_nccl_result`` fact.
     """
     if not isinstance(results, Mapping):
-        raise ReportError("expected {'compute_domain': ..., 'rdma': [...]}")
-    compute_domain, rdma = results.get("compute_domain"), results.get("rdma") or []
-    if not compute_domain and not rdma:
-        raise ReportError("no compute_domain result and no rdma result to report")
+        raise ReportError("expected {'compute_domain': ..., 'rdma': [...], 'nccl': ...}")
+    compute_domain, rdma, nccl = results.get("compute_domain"), results.get("rdma") or [], results.get("nccl")
+    if not compute_domain and not rdma and not nccl:
+        raise ReportError("no compute_domain, rdma or nccl result to report")
     statuses = ([compute_domain["verdict"]["status"]] if compute_domain else []) + \
-        [(entry.get("verdict") or {}).get("status", "fail") for entry in rdma]
+        [(entry.get("verdict") or {}).get("status", "fail") for entry in rdma] + \
+        ([str(check_nccl_result(nccl)["verdict"].get("status", "fail"))] if nccl else [])
     overall = "pass" if statuses and all(status == "pass" for status in statuses) else "fail"
     body = [f'<h1>{escape(title)}: <span class="{overall}">{overall.upper()}</span></h1>']
     if compute_domain:
         body.append(_compute_domain_section(compute_domain))
     if rdma:
         body.append(_rdma_section(rdma))
+    if nccl:
+        body.append(_nccl_section(nccl))
     return document(title, STYLE, body)

@@ -2,12 +2,12 @@
 # Copyright: (c) 2026, gpufabric.cluster contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The Markdown reports for people: the preflight report, the validation summary, the site summary and the reports
-of the roles validate_rdma and validate_compute_domain.
+of the roles validate_rdma, validate_compute_domain and validate_nccl.
 
-Pure functions over the dicts of :mod:`.preflight`, the validation playbook, :mod:`.site` and the two validation
+Pure functions over the dicts of :mod:`.preflight`, the validation playbook, :mod:`.site` and the three validation
 roles; the filters ``gpufabric.cluster.preflight_markdown``, ``gpufabric.cluster.validation_markdown``,
-``gpufabric.cluster.site_summary_markdown``, ``gpufabric.cluster.rdma_markdown`` and
-``gpufabric.cluster.compute_domain_markdown`` are their entry points.
+``gpufabric.cluster.site_summary_markdown``, ``gpufabric.cluster.rdma_markdown``,
+``gpufabric.cluster.compute_domain_markdown`` and ``gpufabric.cluster.nccl_markdown`` are their entry points.
 Errors are :class:`ReportError`.
 
 Every document passes through :func:`...plugin_utils.redact.redact` as a whole: a message that quoted a URL with
@@ -103,9 +103,9 @@ def site_summary_markdown(summary: Mapping) -> str:
 
 
 def validation_markdown(validation: Mapping) -> str:
-    """Return the summary of a validation run (``gpufabric_validation``: compute_domain, rdma, failures)."""
+    """Return the summary of a validation run (``gpufabric_validation``: compute_domain, rdma, nccl, failures)."""
     if not isinstance(validation, Mapping) or "failures" not in validation:
-        raise ReportError("expected the validation result {compute_domain, rdma, failures}")
+        raise ReportError("expected the validation result {compute_domain, rdma, nccl, failures}")
     failures = list(validation.get("failures") or [])
     lines = [f"# gpufabric.cluster validation: {'FAIL' if failures else 'PASS'}", ""]
     compute_domain = validation.get("compute_domain")
@@ -115,6 +115,11 @@ def validation_markdown(validation: Mapping) -> str:
         verdict = result.get("verdict") or {}
         lines.append(f"- RDMA {result.get('name')}: {verdict.get('status')}, {verdict.get('best_average_gbps')} of "
                      f"{verdict.get('line_rate_gbps')} Gb/s")
+        if verdict.get("status") != "pass":
+            lines += [f"  - {line}" for line in pair_placement(result)]
+    nccl = validation.get("nccl")
+    if nccl:
+        lines.append(f"- NCCL all_reduce ({check_nccl_result(nccl).get('shape')}): {nccl_summary(nccl)} (nccl.md)")
     lines += [f"- failed: {failure}" for failure in failures]
     return _document(lines)
 
@@ -142,6 +147,137 @@ def rdma_markdown(results: t.Sequence[Mapping]) -> str:
     for result in results:
         if result["verdict"].get("reasons"):
             lines += ["", f"- {result['name']}: {'; '.join(result['verdict']['reasons'])}"]
+            lines += [f"  - {line}" for line in pair_placement(result)]
+    return _document(lines)
+
+
+def _numa(value: t.Any) -> str:
+    return "NUMA ?" if value is None else f"NUMA {value}"
+
+
+def pair_placement(result: Mapping) -> list[str]:
+    """Where each side's GPU and NIC sit (PCIe address, NUMA node, same PCIe switch), one line per side.
+
+    From the sides of ``gpufabric.cluster.rdma_test_plan``, so a misaligned pair is visible as the cause of a failed
+    test; a side without the placement keys (a plan from before they existed) gives no line, an unknown value shows
+    as ``?``.
+    """
+    lines = []
+    for role in ("server", "client"):
+        side = result.get(role)
+        if not isinstance(side, Mapping) or "nic_pci_address" not in side:
+            continue
+        nic = (f"NIC {side.get('rdma_device') or '?'} ({side.get('nic_pci_address') or '?'}, "
+               f"{_numa(side.get('nic_numa_node'))})")
+        if side.get("gpu_index") is None:
+            lines.append(f"{role} {side.get('node')}: host memory, {nic}")
+            continue
+        switch = {True: "same PCIe switch", False: "not behind the NIC's PCIe switch"}.get(
+            side.get("same_pcie_switch"), "PCIe switch unknown")
+        numa = ("same NUMA node" if side.get("gpu_numa_node") == side.get("nic_numa_node")
+                and side.get("gpu_numa_node") is not None else "NUMA nodes differ or unknown")
+        lines.append(f"{role} {side.get('node')}: GPU {side.get('gpu_index')} ({side.get('gpu_pci_address') or '?'}, "
+                     f"{_numa(side.get('gpu_numa_node'))}) with {nic}: {switch}, {numa}")
+    return lines
+
+
+def size_text(value: t.Any) -> str:
+    """Bytes as nccl-tests' sizes read: 8 B, 64 KiB, 8 GiB."""
+    if not isinstance(value, int) or isinstance(value, bool):
+        return "-"
+    for unit, scale in (("GiB", 1024 ** 3), ("MiB", 1024 ** 2), ("KiB", 1024)):
+        if value >= scale and value % scale == 0:
+            return f"{value // scale} {unit}"
+    return f"{value} B"
+
+
+def _number_or_none(value: t.Any) -> bool:
+    return value is None or (isinstance(value, (int, float)) and not isinstance(value, bool))
+
+
+def _int_or_none(value: t.Any) -> bool:
+    return value is None or (isinstance(value, int) and not isinstance(value, bool))
+
+
+def _row_problem(index: int, row: t.Any) -> str | None:
+    if not isinstance(row, Mapping) or not _int_or_none(row.get("size_bytes")):
+        return f"nccl_tests.rows[{index}] is not a parse_nccl_tests row"
+    for key in ("out_of_place", "in_place"):
+        placement = row.get(key)
+        if placement is not None and (not isinstance(placement, Mapping)
+                                      or not _number_or_none(placement.get("busbw_gbps"))
+                                      or not _int_or_none(placement.get("wrong"))):
+            return f"nccl_tests.rows[{index}].{key} is not a parse_nccl_tests placement"
+    return None
+
+
+def check_nccl_result(result: t.Any) -> Mapping:
+    """``result`` when it is a ``validate_nccl_result`` the reports can render; else :class:`ReportError`."""
+    if not isinstance(result, Mapping) or not isinstance(result.get("verdict"), Mapping) \
+            or not isinstance(result.get("nccl_tests"), Mapping) or not isinstance(result.get("placement"), Mapping):
+        raise ReportError("expected the result of validate_nccl (validate_nccl_result: placement, nccl_tests, "
+                          "verdict)")
+    verdict, placement = result["verdict"], result["placement"]
+    problems = [f"verdict.{key} is not a number" for key in ("threshold_gbps", "peak_busbw_gbps", "worst_busbw_gbps")
+                if not _number_or_none(verdict.get(key))]
+    problems += [f"verdict.{key} is not a size in bytes" for key in ("peak_size_bytes", "worst_size_bytes")
+                 if not _int_or_none(verdict.get(key))]
+    problems += [f"verdict.{key} is not a list" for key in ("transport", "failures")
+                 if not isinstance(verdict.get(key) or [], list)]
+    if not isinstance(verdict.get("hosts") or {}, Mapping):
+        problems.append("verdict.hosts is not a mapping")
+    if not isinstance(placement.get("nodes") or [], list) or not isinstance(placement.get("env") or {}, Mapping):
+        problems.append("placement.nodes is not a list or placement.env not a mapping")
+    rows = result["nccl_tests"].get("rows")
+    if not isinstance(rows or [], list):
+        problems.append("nccl_tests.rows is not a list")
+    else:
+        problems += [problem for index, row in enumerate(rows or []) for problem in [_row_problem(index, row)]
+                     if problem]
+    if problems:
+        raise ReportError(f"expected the result of validate_nccl (validate_nccl_result): {'; '.join(problems[:3])}")
+    return result
+
+
+def nccl_summary(result: Mapping) -> str:
+    """One line: status, peak and worst busbw with their sizes, threshold, transport."""
+    verdict = result["verdict"]
+    transport = ", ".join(str(item) for item in verdict.get("transport") or []) or "unknown"
+    peak = verdict.get("peak_busbw_gbps")
+    worst = verdict.get("worst_busbw_gbps")
+    peak = "-" if not isinstance(peak, (int, float)) else f"{peak:g} GB/s"
+    worst = "-" if not isinstance(worst, (int, float)) else f"{worst:g} GB/s"
+    return (f"{str(verdict.get('status', 'fail')).upper()}: peak busbw {peak} at "
+            f"{size_text(verdict.get('peak_size_bytes'))}, worst large size "
+            f"{size_text(verdict.get('worst_size_bytes'))} ({worst}), threshold "
+            f"{verdict.get('threshold_gbps')} GB/s ({verdict.get('threshold_source')}), transport {transport}")
+
+
+def nccl_markdown(result: t.Any) -> str:
+    """Return the report of validate_nccl (``validate_nccl_result``): verdict, placement, busbw per size."""
+    result = check_nccl_result(result)
+    verdict, placement, parsed = result["verdict"], result["placement"], result["nccl_tests"]
+    hosts = verdict.get("hosts") or {}
+    lines = [MANAGED, f"# NCCL all_reduce validation ({result.get('shape')}): "
+             f"{str(verdict.get('status', 'fail')).upper()}", "",
+             f"- MPIJob `{result.get('namespace')}/{result.get('name')}`, launcher {result.get('launcher') or '-'}",
+             f"- {nccl_summary(result)}",
+             f"- Ranks: {verdict.get('ranks')} on {_cell(sorted(hosts) or list(placement.get('nodes') or []))}"]
+    if result.get("shape") == "nvlink":
+        lines.append(f"- Clique {placement.get('clique')} ({placement.get('gpu_model') or '-'})")
+    else:
+        lines.append(f"- Rails {(placement.get('env') or {}).get('NCCL_IB_HCA', '-')}, GPUDirect RDMA "
+                     f"{placement.get('gpudirect', '-')}")
+    lines += ["", "| size | type | out-of-place busbw (GB/s) | in-place busbw (GB/s) | #wrong |",
+              "|---|---|---|---|---|"]
+    for row in parsed.get("rows") or []:
+        placements = [row.get("out_of_place") or {}, row.get("in_place") or {}]
+        wrong = sum(item.get("wrong") or 0 for item in placements)
+        lines.append(f"| {size_text(row.get('size_bytes'))} | {row.get('type') or '-'} | "
+                     f"{_or_dash(placements[0].get('busbw_gbps'))} | {_or_dash(placements[1].get('busbw_gbps'))} | "
+                     f"{wrong} |")
+    if verdict.get("failures"):
+        lines += ["", "## Failures", *(f"- {failure}" for failure in verdict["failures"])]
     return _document(lines)
 
 

@@ -66,8 +66,9 @@ def test_all_passing_results_say_pass(results):
 
 
 @pytest.mark.parametrize(("value", "message"), [
-    ([], "expected {'compute_domain': ..., 'rdma': [...]}"),
-    ({}, "no compute_domain result and no rdma result to report"),
+    ([], "expected {'compute_domain': ..., 'rdma': [...], 'nccl': ...}"),
+    ({}, "no compute_domain, rdma or nccl result to report"),
+    ({"nccl": {"verdict": {}}}, "expected the result of validate_nccl"),
 ])
 def test_bad_input(value, message):
     with pytest.raises(AnsibleFilterError, match=r"^validation_report_html: ") as caught:
