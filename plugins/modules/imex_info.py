@@ -27,7 +27,7 @@ description:
     outside is reported as C(<path>: outside root) and not read."
   - RV(control) reports the command service of C(config.cfg) (C(IMEX_CMD_ENABLED), C(IMEX_CMD_UNIX_DOMAIN_PATH)) and,
     when it is on with an absolute socket path and the service is active, what C(nvidia-imex-ctl -q --u=<socket path>)
-    answers: the check the DRA driver 0.5 makes in its host-managed IMEX mode before it hands out channel 0.
+    answers - the check the DRA driver 0.5 makes in its host-managed IMEX mode before it hands out channel 0.
 author: gpufabric.cluster contributors (@gpufabric)
 extends_documentation_fragment:
   - gpufabric.cluster.probe
