@@ -23,7 +23,12 @@ from ansible_collections.gpufabric.cluster.plugins.module_utils.errors import (
     ParseError,
     ProbeRootError,
 )
-from ansible_collections.gpufabric.cluster.plugins.module_utils.host_commands import Runner, find_command, run_tool
+from ansible_collections.gpufabric.cluster.plugins.module_utils.host_commands import (
+    Runner,
+    find_command,
+    run_found,
+    run_tool,
+)
 from ansible_collections.gpufabric.cluster.plugins.module_utils.host_files import (
     check_root,
     exists,
@@ -39,6 +44,17 @@ from ansible_collections.gpufabric.cluster.plugins.module_utils.sort_keys import
 CONFIG_PATH = "/etc/nvidia-imex/config.cfg"
 DEFAULT_NODES_PATH = "/etc/nvidia-imex/nodes_config.cfg"
 NODES_CONFIG_KEY = "IMEX_NODE_CONFIG_FILE"
+# The command service (nvidia-imex-ctl's server side) and its Unix domain socket, which the DRA driver's
+# host-managed mode queries with `nvidia-imex-ctl -q --u=<socket path>`.
+CMD_ENABLED_KEY = "IMEX_CMD_ENABLED"
+CMD_SOCKET_KEY = "IMEX_CMD_UNIX_DOMAIN_PATH"
+# The daemon states `nvidia-imex-ctl -q` prints, one word (DCGM's dcgm_fields.h, DCGM_FI_IMEX_DAEMON_STATUS);
+# only READY lets the DRA driver hand out a channel.
+DAEMON_STATES = ("INITIALIZING", "STARTING_AUTH_SERVER", "WAITING_FOR_PEERS", "WAITING_FOR_RECOVERY", "INIT_GPU",
+                 "READY", "SHUTTING_DOWN", "UNAVAILABLE")
+READY = "READY"
+# The longest query answer kept in the payload (a daemon printing pages of text is not READY either).
+QUERY_STATUS_LIMIT = 200
 CHANNELS_DIR = "/dev/nvidia-caps-imex-channels"
 CHANNELS_DEVICE = "nvidia-caps-imex-channels"
 SERVICE_UNIT = "nvidia-imex.service"
@@ -327,6 +343,128 @@ def parse_imex_ctl_text(text: str) -> dict:
     return _domain(status, timestamp, nodes, connections, "text")
 
 
+# --- command service: IMEX_CMD_* and nvidia-imex-ctl -q -------------------------------------
+
+def control_settings(config: t.Any) -> tuple[bool, str | None, list[str]]:
+    """Read the command service settings of a parsed ``config.cfg``: ``(enabled, socket_path, warnings)``.
+
+    ``enabled``: ``IMEX_CMD_ENABLED`` is ``1`` once surrounding whitespace is trimmed (``"1 "`` counts, as
+    :func:`scan_imex_config` trims every value); ``0``, empty, absent and anything else (``true``, ``yes``,
+    ``01``) is disabled, a value other than ``0``, ``1`` or empty with a warning.  ``socket_path``:
+    ``IMEX_CMD_UNIX_DOMAIN_PATH`` trimmed, inner spaces kept; ``None`` when absent or empty.  A ``config`` that
+    is not a mapping (no file) reads as disabled with no socket path; a value that is not a string is ignored
+    with a warning.
+    """
+    if not isinstance(config, t.Mapping):
+        return False, None, []
+    warnings: list[str] = []
+    values: dict[str, str] = {}
+    for key in (CMD_ENABLED_KEY, CMD_SOCKET_KEY):
+        value = config.get(key)
+        if value is None:
+            continue
+        if not isinstance(value, str):
+            warnings.append(f"{CONFIG_PATH}: {key} is not text ({type(value).__name__}); ignored")
+            continue
+        values[key] = value.strip()
+    enabled_value = values.get(CMD_ENABLED_KEY, "")
+    if enabled_value not in ("", "0", "1"):
+        shown = enabled_value if len(enabled_value) <= 20 else enabled_value[:20] + "..."
+        warnings.append(f"{CONFIG_PATH}: {CMD_ENABLED_KEY}={shown!r} is neither 0 nor 1; read as disabled")
+    return enabled_value == "1", values.get(CMD_SOCKET_KEY) or None, warnings
+
+
+def parse_imex_ctl_query(text: t.Any) -> str:
+    """Return what ``nvidia-imex-ctl -q`` printed: the daemon state, trimmed (``READY``, ``WAITING_FOR_PEERS``...).
+
+    The text is kept verbatim apart from the surrounding whitespace, cut to :data:`QUERY_STATUS_LIMIT`
+    characters (``...`` appended).  Raises :class:`ParseError` when ``text`` is not a string or holds nothing
+    but whitespace.  Whether the answer means ready is :func:`is_ready`.
+    """
+    if not isinstance(text, str):
+        raise ParseError(f"output is not text ({type(text).__name__})")
+    status = text.strip()
+    if not status:
+        raise ParseError("no output")
+    if len(status) > QUERY_STATUS_LIMIT:
+        status = status[:QUERY_STATUS_LIMIT] + "..."
+    return status
+
+
+def is_ready(status: t.Any) -> bool:
+    """Whether a query answer is ``READY``: exactly that word (the comparison the DRA driver makes)."""
+    return status == READY
+
+
+def empty_control() -> dict:
+    """The ``control`` payload of a host whose config.cfg could not be read."""
+    return {"enabled": False, "socket_path": None, "ready": None, "status": None,
+            "reason": f"no {CONFIG_PATH}"}
+
+
+def _query_reason(enabled: bool, socket_path: str | None, active: t.Any, tool: bool) -> str | None:
+    """Why the daemon is not asked; ``None`` when it is."""
+    if not enabled:
+        return f"the command service is off ({CMD_ENABLED_KEY} is not 1)"
+    if socket_path is None:
+        return f"no control socket ({CMD_SOCKET_KEY} is not set)"
+    if not socket_path.startswith("/"):
+        return f"{CMD_SOCKET_KEY} is not an absolute path"
+    if not tool:
+        return "nvidia-imex-ctl not found"
+    if active is None:
+        return "whether nvidia-imex.service runs is unknown (no systemctl)"
+    if not active:
+        return "nvidia-imex.service is not active"
+    return None
+
+
+def read_control(root: str, runner: Runner, config: t.Any, active: t.Any, errors: list[str],
+                 warnings: list[str]) -> dict:
+    """The ``control`` payload: the command service settings and, when asked, the daemon's answer.
+
+    Asks ``nvidia-imex-ctl -q --u=<socket path>`` only when the command service is enabled with an absolute
+    socket path, the tool exists below ``root`` and the service is active; otherwise ``ready`` is ``None`` and
+    ``reason`` says why.  ``ready`` is ``True`` only when the query exits 0 and prints ``READY``; a query that
+    fails or prints another state gives ``False`` with the reason.  A query that does not finish in time is
+    also named in ``errors``.
+    """
+    if not isinstance(config, t.Mapping):
+        return empty_control()
+    enabled, socket_path, found = control_settings(config)
+    warnings.extend(found)
+    control: dict = {"enabled": enabled, "socket_path": socket_path, "ready": None, "status": None, "reason": None}
+    reason = _query_reason(enabled, socket_path, active, find_command(root, "nvidia-imex-ctl") is not None)
+    if reason is not None:
+        control["reason"] = reason
+        return control
+    argv = ["nvidia-imex-ctl", "-q", f"--u={socket_path}"]
+    try:
+        rc, out, err = run_found(runner, root, argv)
+    except CommandTimeout as exc:
+        errors.append(str(exc))
+        control.update(ready=False, reason=f"the daemon did not answer on {socket_path} ({exc})")
+        return control
+    except CommandError as exc:
+        control.update(ready=False, reason=f"nvidia-imex-ctl -q could not ask the daemon ({exc})")
+        return control
+    try:
+        control["status"] = parse_imex_ctl_query(out)
+    except ParseError:
+        control["status"] = None
+    if rc != 0:
+        detail = (err or out or "").strip().splitlines()
+        control.update(ready=False, reason=f"nvidia-imex-ctl -q on {socket_path} exited {rc}: "
+                                           f"{detail[-1][:200] if detail else 'no output'}")
+    elif control["status"] is None:
+        control.update(ready=False, reason=f"nvidia-imex-ctl -q on {socket_path} printed nothing")
+    else:
+        control["ready"] = is_ready(control["status"])
+        if not control["ready"]:
+            control["reason"] = f"the daemon answered {control['status']!r}, not READY"
+    return control
+
+
 # --- package ---------------------------------------------------------------------------------
 
 def _dpkg_stanzas(text: str) -> t.Iterator[dict[str, str]]:
@@ -520,6 +658,7 @@ def empty_payload() -> dict:
         "nodes": None,
         "channels": {"supported": False, "devices": []},
         "domain": None,
+        "control": empty_control(),
         "errors": [],
         "warnings": [],
     }
@@ -581,5 +720,6 @@ def collect_imex(root: str, runner: Runner) -> dict:
     payload["channels"] = _read_channels(root)
     if payload["service"]["active"]:
         payload["domain"] = _read_domain(root, runner, errors, warnings)
+    payload["control"] = read_control(root, runner, config, payload["service"]["active"], errors, warnings)
     errors.extend(root.outside_errors(errors))
     return payload

@@ -117,10 +117,12 @@ ansible_facts:
           type: dict
           sample: {count: 5, rdma_devices: [mlx5_0, mlx5_1, mlx5_2, mlx5_3, mlx5_4]}
         imex:
-          description: The result of M(gpufabric.cluster.imex_info).
+          description:
+            - The result of M(gpufabric.cluster.imex_info), with its C(control) (the command socket and whether the
+              daemon answers C(READY) on it, which the host-managed IMEX mode of the DRA driver requires).
           returned: when gathered
           type: dict
-          sample: {installed: true, version: "570.172.08-1"}
+          sample: {installed: true, version: "570.172.08-1", control: {enabled: true, ready: true}}
         peermem:
           description: The result of M(gpufabric.cluster.peermem_info).
           returned: when gathered

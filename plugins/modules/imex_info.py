@@ -25,6 +25,9 @@ description:
     Malformed lines are named by number, never by their text.
   - "The nodes file path read from C(config.cfg) is resolved inside O(root) like every other path; one that leads
     outside is reported as C(<path>: outside root) and not read."
+  - RV(control) reports the command service of C(config.cfg) (C(IMEX_CMD_ENABLED), C(IMEX_CMD_UNIX_DOMAIN_PATH)) and,
+    when it is on with an absolute socket path and the service is active, what C(nvidia-imex-ctl -q --u=<socket path>)
+    answers - the check the DRA driver 0.5 makes in its host-managed IMEX mode before it hands out channel 0.
 author: gpufabric.cluster contributors (@gpufabric)
 extends_documentation_fragment:
   - gpufabric.cluster.probe
@@ -43,8 +46,8 @@ attributes:
     membership:
       - gpufabric.cluster.probes
 notes:
-  - Runs C(systemctl show), C(nvidia-imex --version) or C(rpm -qa) and C(nvidia-imex-ctl -N -j), all read-only, and only
-    when they exist below O(root).
+  - Runs C(systemctl show), C(nvidia-imex --version) or C(rpm -qa), C(nvidia-imex-ctl -N -j) and
+    C(nvidia-imex-ctl -q --u=<socket path>), all read-only, and only when they exist below O(root).
 seealso:
   - name: NVIDIA IMEX guide
     description: Configuration file, nodes file and C(nvidia-imex-ctl) reference.
@@ -71,6 +74,14 @@ EXAMPLES = r"""
     msg: "{{ imex.domain.nodes | rejectattr('status', '==', 'READY') | map(attribute='host') | list }}"
   when: imex.domain is not none
 
+- name: Require the host daemon READY on its control socket (the DRA driver's host-managed IMEX mode)
+  ansible.builtin.assert:
+    that:
+      - imex.service.active
+      - imex.control.enabled
+      - imex.control.socket_path == '/etc/nvidia-imex/imex_ctrl.sock'
+      - imex.control.ready
+    fail_msg: "host IMEX not ready for hostManaged mode: {{ imex.control.reason }}"
 - name: Inspect a recorded copy of another host
   gpufabric.cluster.imex_info:
     root: /srv/recorded/gpu-node-07
@@ -278,6 +289,47 @@ domain:
       returned: always
       type: str
       sample: json
+control:
+  description:
+    - The IMEX command service (C(nvidia-imex-ctl)'s server side) and whether the daemon answers READY on its Unix
+      domain socket, as the DRA driver's host-managed IMEX mode requires.
+  returned: always
+  type: dict
+  contains:
+    enabled:
+      description:
+        - Whether C(IMEX_CMD_ENABLED) is C(1) (surrounding whitespace trimmed, so C("1 ") counts).
+        - V(false) for C(0), empty or absent, and for any other value (C(true), C(yes), C(01)), which nvidia-imex does
+          not document; such a value is also named in a warning.
+      returned: always
+      type: bool
+      sample: true
+    socket_path:
+      description: C(IMEX_CMD_UNIX_DOMAIN_PATH) trimmed (inner spaces kept); V(null) when absent or empty.
+      returned: always
+      type: str
+      sample: /etc/nvidia-imex/imex_ctrl.sock
+    ready:
+      description:
+        - V(true) when C(nvidia-imex-ctl -q --u=<socket path>) exits 0 and prints exactly C(READY); V(false) when it
+          prints another state, prints nothing, fails or does not answer in time (RV(control.reason) says which).
+        - V(null) when the daemon was not asked - the command service is off, no or a relative socket path, no
+          C(nvidia-imex-ctl) below O(root), or the service is not active (or its state is unknown).
+      returned: always
+      type: bool
+      sample: true
+    status:
+      description:
+        - What the query printed, trimmed, as printed (the daemon state, C(READY), C(INITIALIZING),
+          C(WAITING_FOR_PEERS), C(UNAVAILABLE)...), cut to 200 characters; V(null) when not asked or nothing printed.
+      returned: always
+      type: str
+      sample: READY
+    reason:
+      description: Why RV(control.ready) is V(null) or V(false), in words; V(null) when ready.
+      returned: always
+      type: str
+      sample: "the daemon answered 'WAITING_FOR_PEERS', not READY"
 errors:
   description: What could not be read or parsed, each naming the path or tool and the reason. Empty on a healthy host.
   returned: always

@@ -8,7 +8,9 @@ a line of its own (another setting), a value holding ``=`` is not one the daemon
 it does not know is a typo that silently keeps the package default. The two paths of the role also go into a
 systemd drop-in (``ExecStartPre``), where whitespace splits an argument and ``%`` starts a specifier. The
 IMEX mode of the role must agree with the driver role's: the host service needs the IMEX channel 0 that
-``nvidia_driver`` creates only in its ``host`` mode, and the DRA driver must own the channels in ``dra`` mode.
+``nvidia_driver`` creates only in its ``host`` mode, and the DRA driver must own the channels in ``dra`` and
+``dra_host_managed`` mode (in the latter the host service runs too, but only for the DRA driver's ComputeDomains,
+which hand out channel 0 themselves).
 
 :func:`imex_config_problems` returns every problem as one sentence naming the host and the variable, so the
 role refuses bad input before any change with all of them at once.
@@ -70,8 +72,8 @@ PATH_KEYS = frozenset({
 ROLE_KEYS = {"IMEX_NODE_CONFIG_FILE": "nvidia_imex_nodes_config_file"}
 # The shape of a config.cfg key (what an unknown key allowed by allow_unknown must still look like).
 KEY_PATTERN = re.compile(r"[A-Z][A-Z0-9_]*\Z")
-MODES = ("host", "dra")
-DRIVER_MODES = ("none", "host", "dra")
+MODES = ("host", "dra", "dra_host_managed")
+DRIVER_MODES = ("none", "host", "dra", "dra_host_managed")
 _UNSAFE_PATH = re.compile(r"[\s%]")
 # A newline, or any character that a reader of lines may take for one (control characters, NEL, LS, PS).
 _LINE_BREAK = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
@@ -148,11 +150,11 @@ def config_problems(config: t.Any, allow_unknown: bool = False) -> list[str]:
 def mode_problems(mode: t.Any, driver_mode: t.Any = None) -> list[str]:
     """The problems of ``nvidia_imex_mode`` against ``nvidia_driver_imex_mode`` (``None``: not set)."""
     if mode not in MODES:
-        return [f"nvidia_imex_mode must be host or dra, got {_shown(mode)}"]
+        return [f"nvidia_imex_mode must be host, dra or dra_host_managed, got {_shown(mode)}"]
     if driver_mode is None:
         return []
     if driver_mode not in DRIVER_MODES:
-        return [f"nvidia_driver_imex_mode must be none, host or dra, got {_shown(driver_mode)}"]
+        return [f"nvidia_driver_imex_mode must be none, host, dra or dra_host_managed, got {_shown(driver_mode)}"]
     if (mode == "host") == (driver_mode == "host"):
         return []
     reason = ("the host IMEX service needs the IMEX channel 0 that nvidia_driver creates only in host mode"

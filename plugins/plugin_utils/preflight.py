@@ -49,6 +49,11 @@ DEFAULT_SETTINGS: dict[str, t.Any] = {
 IMEX_ADDRESS_VARIABLES = {"address": ("gpufabric_imex_address", ""),
                           "interface": ("gpufabric_imex_interface", ""),
                           "family": ("gpufabric_imex_address_family", "ipv4")}
+# Who runs IMEX on a host and its control socket: the role variable where the inventory sets it, else the site's.
+IMEX_MODE_VARIABLES = ("nvidia_imex_mode", "gpufabric_imex_mode")
+IMEX_SOCKET_VARIABLES = ("nvidia_imex_socket_path", "gpufabric_imex_socket_path")
+DEFAULT_IMEX_MODE = "host"
+DEFAULT_IMEX_SOCKET_PATH = "/etc/nvidia-imex/imex_ctrl.sock"
 
 
 class PreflightError(ValueError):
@@ -95,6 +100,36 @@ PROBE_SUBSETS = {
     "imex": ("installed", lambda payload: bool(payload.get("installed"))),
     "peermem": ("nvidia_peermem", lambda payload: bool(payload.get("kernel_version"))),
 }
+
+
+def site_imex_mode(host_vars: Mapping) -> tuple[t.Any, t.Any]:
+    """``(mode, socket path)`` of a host: ``nvidia_imex_mode``, ``nvidia_imex_socket_path`` where set, else the site's.
+
+    The site variables are ``gpufabric_imex_mode`` and ``gpufabric_imex_socket_path`` (roles/gpufabric defaults).
+    """
+    def first(variables: tuple[str, ...], default: str) -> t.Any:
+        for variable in variables:
+            if host_vars.get(variable) is not None:
+                return host_vars.get(variable)
+        return default
+    return first(IMEX_MODE_VARIABLES, DEFAULT_IMEX_MODE), first(IMEX_SOCKET_VARIABLES, DEFAULT_IMEX_SOCKET_PATH)
+
+
+def host_managed_problems(imex: Mapping, socket_path: t.Any) -> list[str]:
+    """What keeps the DRA driver's host-managed IMEX from using this host's daemon (mode ``dra_host_managed``)."""
+    problems = []
+    if not _map(imex.get("service")).get("active"):
+        problems.append("nvidia-imex.service is not active (dra_host_managed needs the host service running)")
+    control = _map(imex.get("control"))
+    if not control.get("enabled"):
+        problems.append("the IMEX command service is off (IMEX_CMD_ENABLED is not 1 in config.cfg)")
+    if control.get("socket_path") != socket_path:
+        problems.append(f"the IMEX control socket is {control.get('socket_path')} (IMEX_CMD_UNIX_DOMAIN_PATH), "
+                        f"not {socket_path} (gpufabric_imex_socket_path)")
+    if control.get("ready") is not True:
+        problems.append(f"the host IMEX daemon is not READY on its control socket: "
+                        f"{control.get('reason') or 'not reported'}")
+    return problems
 
 
 def check_probe(facts: Mapping) -> dict:
@@ -169,10 +204,19 @@ def check_fabric(gpu: dict) -> dict:
     return _check("fabric", "pass", f"fabric COMPLETED on {len(gpus)} GPU(s), clique {cliques[0]}")
 
 
-def check_imex_host(gpu: dict, imex: dict) -> dict:
-    """The host's own IMEX state: installed where a clique needs it, valid nodes file, domain UP."""
+def check_imex_host(gpu: dict, imex: dict, mode: t.Any = DEFAULT_IMEX_MODE,
+                    socket_path: t.Any = DEFAULT_IMEX_SOCKET_PATH) -> dict:
+    """The host's own IMEX state: installed where a clique needs it, valid nodes file, domain UP.
+
+    In mode ``dra_host_managed`` also the service active, the command service on at ``socket_path`` and the
+    daemon READY there (:func:`host_managed_problems`); a clique host without nvidia-imex fails.
+    """
     cliques = _list(gpu.get("cliques"))
+    host_managed = mode == "dra_host_managed"
     if not imex.get("installed"):
+        if cliques and host_managed:
+            return _check("imex", "fail", "GPUs are in an MNNVL clique but nvidia-imex is not installed "
+                                          "(gpufabric_imex_mode dra_host_managed needs the host service)")
         if cliques:
             return _check("imex", "warn", "GPUs are in an MNNVL clique but nvidia-imex is not installed "
                                           "(fine only when the DRA driver runs IMEX per ComputeDomain)")
@@ -211,11 +255,15 @@ def check_imex_host(gpu: dict, imex: dict) -> dict:
         pairs = [pair for pair in _list(domain.get("not_connected")) if isinstance(pair, (list, tuple))]
         if pairs:
             problems.append("IMEX nodes not connected: " + ", ".join("->".join(map(str, pair)) for pair in pairs))
+    if host_managed:
+        problems.extend(host_managed_problems(imex, socket_path))
     if problems:
         return _check("imex", "fail", "; ".join(problems))
     state = "active" if service.get("active") else ("masked" if service.get("masked") else "inactive")
     count = len(_list((nodes or {}).get("addresses")))
-    return _check("imex", "pass", f"nvidia-imex {imex.get('version')} {state}, nodes file with {count} address(es)")
+    ready = f", READY on {socket_path}" if host_managed else ""
+    return _check("imex", "pass",
+                  f"nvidia-imex {imex.get('version')} {state}, nodes file with {count} address(es){ready}")
 
 
 def check_rdma_ports(connectx: Mapping, settings: Mapping) -> dict:
@@ -449,7 +497,7 @@ def preflight_report(hostvars: Mapping, hosts: list[str], settings: Mapping | No
             check_driver(gpu, merged),
             check_fabric(gpu),
             check_fabric_health(gpu),
-            check_imex_host(gpu, imex),
+            check_imex_host(gpu, imex, *site_imex_mode(host_vars)),
             check_rdma_ports(connectx, merged),
             check_gpudirect(gpu, connectx, peermem),
             check_numa_alignment(gpu, connectx),

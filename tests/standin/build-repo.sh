@@ -5,7 +5,8 @@
 # real names (nvidia-imex-570, nvidia-imex) that install the files the real ones ship: /usr/bin/nvidia-imex
 # (a daemon stand-in that counts its starts and listens on SERVER_PORT for its peers), /usr/bin/nvidia-imex-ctl
 # (answers -N, -N -j and -q in the real formats; a peer is READY/CONNECTED only when its stand-in daemon was
-# reached over the network and holds the same nodes list), /lib/systemd/system/nvidia-imex.service and
+# reached over the network and holds the same nodes list; `-q --u=PATH` asks the daemon over the Unix socket it
+# opens at IMEX_CMD_UNIX_DOMAIN_PATH when it loaded IMEX_CMD_ENABLED=1), /lib/systemd/system/nvidia-imex.service and
 # /etc/nvidia-imex/config.cfg, with the network side in /usr/lib/nvidia-imex-standin/standin.py. They are NOT
 # NVIDIA software; every description says so.
 #
@@ -82,8 +83,9 @@ standin_lib() {
 #!/usr/bin/env python3
 # TEST FIXTURE: stand-in for NVIDIA's IMEX daemon and nvidia-imex-ctl (gpufabric.cluster molecule tests). It does
 # not do IMEX. `serve CONFIG` is the daemon's network side: it listens on SERVER_PORT (BIND_INTERFACE_IP, else every
-# interface) and answers peers with the nodes list it loaded; `ctl ARGS` is nvidia-imex-ctl (-N, -N -j, -q), which
-# asks the local daemon. A node is READY, and a pair CONNECTED, only when a TCP connection over the network
+# interface) and answers peers with the nodes list it loaded, and, when it loaded IMEX_CMD_ENABLED=1 with an
+# IMEX_CMD_UNIX_DOMAIN_PATH, answers READY on that Unix socket; `ctl ARGS` is nvidia-imex-ctl (-N, -N -j, -q,
+# -q --u=PATH), which asks the local daemon. A node is READY, and a pair CONNECTED, only when a TCP connection over the network
 # reached that node's daemon and it holds the same nodes list: a stopped peer, an unreachable address or a tray
 # with another nodes file shows up as not connected.
 import datetime
@@ -154,6 +156,8 @@ class Daemon:
         self.port = int(loaded.get("SERVER_PORT") or 50000)
         self.bind = loaded.get("BIND_INTERFACE_IP") or ""
         self.nodes = read_nodes(nodes)
+        enabled = loaded.get("IMEX_CMD_ENABLED", "").strip() == "1"
+        self.control = loaded.get("IMEX_CMD_UNIX_DOMAIN_PATH", "").strip() if enabled else ""
 
     def hello(self):
         return {"version": VERSION.rsplit(".", 1)[0], "nodes": self.nodes}
@@ -215,6 +219,17 @@ def serve(config, nodes):
             raise
         Server.address_family = socket.AF_INET
         server = Server(("0.0.0.0", daemon.port), Handler)
+    if daemon.control:
+        class Control(socketserver.StreamRequestHandler):
+            def handle(self):
+                self.wfile.write(b"READY\n")
+
+        if os.path.lexists(daemon.control):
+            os.unlink(daemon.control)  # the socket of the previous start
+        os.makedirs(os.path.dirname(daemon.control) or "/", exist_ok=True)
+        control = socketserver.ThreadingUnixStreamServer(daemon.control, Control)
+        control.daemon_threads = True
+        threading.Thread(target=control.serve_forever, daemon=True).start()
     local = daemon.bind or "localhost"
     with open(LISTEN, "w", encoding="utf-8") as handle:
         handle.write(f"{local} {daemon.port}\n")
@@ -264,7 +279,24 @@ def domain(status):
 LETTERS = {"CONNECTED": "C", "NEVER_CONNECTED": "N", "INVALID": "I", "NODE_MAP_MISMATCH": "!M!"}
 
 
+def query(path):
+    """nvidia-imex-ctl -q --u=PATH: the answer of the daemon on its control socket."""
+    try:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as connection:
+            connection.settimeout(HELLO_TIMEOUT)
+            connection.connect(path)
+            answer = connection.recv(256).decode(errors="replace")
+    except OSError:
+        print("Connection to the IMEX daemon failed", file=sys.stderr)
+        return 1
+    sys.stdout.write(answer)
+    return 0
+
+
 def ctl(args):
+    sockets = [arg[len("--u="):] for arg in args if arg.startswith("--u=")]
+    if "-q" in args and sockets:
+        return query(sockets[-1])
     found = local_daemon()
     answer = None
     if found:

@@ -24,6 +24,7 @@ LOADED_NODES = "/var/lib/nvidia-imex-standin/loaded-nodes"
 LOADED_CONFIG = "/var/lib/nvidia-imex-standin/loaded-config.cfg"
 UNREACHABLE = "192.0.2.1"      # TEST-NET-1: the address the first drill gives imex-1; no daemon reaches it
 STRANGER = "198.51.100.7"      # the member the hand edit puts into imex-2's nodes file
+SOCKET = "/etc/nvidia-imex/imex_ctrl.sock"  # gpufabric_imex_socket_path's default
 
 
 def _starts(member):
@@ -119,6 +120,23 @@ def test_stopped_peer_is_unavailable(members, addresses):
         assert {node["status"] for node in domain["nodes"].values() if node["host"] != addresses["imex-3"]} \
             == {"READY"}, (name, domain)
         assert "Domain State: DEGRADED" in members[name].check_output("nvidia-imex-ctl -N").splitlines(), name
+
+
+def test_host_managed_imex_1(members):
+    """imex-1 in dra_host_managed mode: its config.cfg has the control socket settings (the other members' do not),
+    imex-1 restarted once and no other member, and its daemon answers READY on the socket."""
+    _assert_starts(members, {"imex-1": 4, "imex-2": 5, "imex-3": 4})
+    for name, member in members.items():
+        config = _lines(member, CONFIG_FILE)
+        assert member.file(CONFIG_FILE).content_string == member.file(LOADED_CONFIG).content_string, name
+        if name == "imex-1":
+            assert "IMEX_CMD_ENABLED=1" in config and f"IMEX_CMD_UNIX_DOMAIN_PATH={SOCKET}" in config, config
+        else:
+            assert "IMEX_CMD_UNIX_DOMAIN_PATH=" in config, (name, config)
+        assert "LOG_LEVEL=2" in config, (name, config)
+        assert member.service("nvidia-imex").is_running, name
+    assert members["imex-1"].socket(f"unix://{SOCKET}").is_listening
+    assert members["imex-1"].check_output(f"nvidia-imex-ctl -q --u={SOCKET}") == "READY"
 
 
 def _unit(member):

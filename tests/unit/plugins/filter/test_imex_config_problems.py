@@ -143,9 +143,23 @@ def test_bad_paths_are_refused_naming_the_variable(paths, expected):
                  "host tray-1: nvidia_imex_mode is dra but nvidia_driver_imex_mode is host; nvidia_driver creates "
                  "the host IMEX channel 0 in host mode, which the DRA driver must own; set both to the same mode "
                  "(or only gpufabric_imex_mode)", id="dra-host"),
-    pytest.param("host", "Host", "host tray-1: nvidia_driver_imex_mode must be none, host or dra, got 'Host'",
+    pytest.param("dra_host_managed", "dra_host_managed", None, id="managed-managed"),
+    pytest.param("dra_host_managed", "dra", None, id="managed-dra"),
+    pytest.param("dra_host_managed", "none", None, id="managed-none"),
+    pytest.param("dra", "dra_host_managed", None, id="dra-managed"),
+    pytest.param("dra_host_managed", "host",
+                 "host tray-1: nvidia_imex_mode is dra_host_managed but nvidia_driver_imex_mode is host; nvidia_driver "
+                 "creates the host IMEX channel 0 in host mode, which the DRA driver must own; set both to the same "
+                 "mode (or only gpufabric_imex_mode)", id="managed-host"),
+    pytest.param("host", "dra_host_managed",
+                 "host tray-1: nvidia_imex_mode is host but nvidia_driver_imex_mode is dra_host_managed; the host IMEX "
+                 "service needs the IMEX channel 0 that nvidia_driver creates only in host mode; set both to the same "
+                 "mode (or only gpufabric_imex_mode)", id="host-managed"),
+    pytest.param("host", "Host",
+                 "host tray-1: nvidia_driver_imex_mode must be none, host, dra or dra_host_managed, got 'Host'",
                  id="driver-mode-unknown"),
-    pytest.param("hosts", "host", "host tray-1: nvidia_imex_mode must be host or dra, got 'hosts'", id="mode-unknown"),
+    pytest.param("hosts", "host", "host tray-1: nvidia_imex_mode must be host, dra or dra_host_managed, got 'hosts'",
+                 id="mode-unknown"),
 ])
 def test_modes_must_agree(mode, driver_mode, expected):
     assert imex_config_problems({}, "tray-1", mode=mode, driver_mode=driver_mode) == ([expected] if expected else [])

@@ -14,7 +14,7 @@ from ansible_collections.gpufabric.cluster.plugins.modules import imex_info
 from ansible_collections.gpufabric.cluster.tests.unit.helpers import warning_messages, write_host_file
 
 RESULT_KEYS = {"changed", "installed", "package", "version", "service", "config_path", "config", "nodes", "channels",
-               "domain", "errors", "invocation"}
+               "domain", "control", "errors", "invocation"}
 GB200_IPS = [f"10.114.0.{11 + i}" for i in range(18)]
 NODES_PATH = "/etc/nvidia-imex/nodes_config.cfg"
 CONFIG_PATH = "/etc/nvidia-imex/config.cfg"
@@ -59,6 +59,22 @@ def test_gb200_tray(module_runner, host_trees):
                                for i, ip in enumerate(GB200_IPS)]
     assert domain["connections"] == _all_connected(18)
     assert domain["not_connected"] == []
+    assert result["control"] == {"enabled": True, "socket_path": None, "ready": None, "status": None,
+                                 "reason": "no control socket (IMEX_CMD_UNIX_DOMAIN_PATH is not set)"}
+
+
+@pytest.mark.parametrize(("host", "ready", "status", "reason"), [
+    ("gb200_tray_host_managed", True, "READY", None),
+    ("gb200_tray_imex_not_ready", False, "WAITING_FOR_PEERS", "the daemon answered 'WAITING_FOR_PEERS', not READY"),
+])
+def test_host_managed_trays(module_runner, fresh_tree, host, ready, status, reason):
+    result = module_runner(imex_info, {"root": fresh_tree(host)})
+    assert "failed" not in result
+    assert set(result) == RESULT_KEYS
+    assert result["errors"] == []
+    assert result["config"]["IMEX_CMD_UNIX_DOMAIN_PATH"] == "/etc/nvidia-imex/imex_ctrl.sock"
+    assert result["control"] == {"enabled": True, "socket_path": "/etc/nvidia-imex/imex_ctrl.sock", "ready": ready,
+                                 "status": status, "reason": reason}
 
 
 def test_broken_node(module_runner, host_trees):

@@ -45,7 +45,7 @@ RESULT_KEYS = {
                  "count", "gpus", "cliques", "errors"},
     "connectx_info": {"ports", "count", "rdma_devices", "link_layers", "functions_without_rdma", "errors"},
     "imex_info": {"installed", "package", "version", "service", "config_path", "config", "nodes", "channels",
-                  "domain", "errors"},
+                  "domain", "control", "errors"},
     "peermem_info": {"kernel_version", "nvidia_peermem", "nv_peer_mem", "ofed", "driver", "dma_buf",
                      "gpudirect_rdma", "errors"},
 }
@@ -199,6 +199,14 @@ def _assert_payload(name: str, payload: dict) -> None:
             assert port["rate_gbps"] is None or port["rate_gbps"] > 0
     if name == "gpu_info":
         assert payload["count"] == len(payload["gpus"])
+    if name == "imex_info":
+        control = payload["control"]
+        assert set(control) == {"enabled", "socket_path", "ready", "status", "reason"}
+        assert isinstance(control["enabled"], bool) and control["ready"] in (None, True, False)
+        assert control["socket_path"] is None or isinstance(control["socket_path"], str)
+        # ready is true only with READY, and a reason whenever it is not true
+        assert (control["ready"] is True) == (control["status"] == "READY" and control["reason"] is None)
+        assert control["ready"] is True or isinstance(control["reason"], str)
 
 
 @pytest.fixture(scope="module")
