@@ -263,9 +263,11 @@ def test_missing_label_names_the_source(operator, version, source):
                                   f"{CLIQUE}; the nodes are {source}")
 
 
+STATES = ["masked", "inactive", "ready", "not_ready", "other_socket", "control_off", "no_control", "string_ready"]
+
+
 @settings(max_examples=200, deadline=None)
-@given(hosts=st.lists(st.sampled_from(["masked", "inactive", "ready", "not_ready", "other_socket", "control_off",
-                                        "no_control", "string_ready"]), min_size=1, max_size=6))
+@given(hosts=st.lists(st.sampled_from(STATES), min_size=1, max_size=6))
 def test_property_host_managed_names_exactly_the_hosts_not_ready(hosts):
     """In dra_host_managed the imex check passes exactly when every host is active and READY on the socket."""
     states = {f"t{i}": state for i, state in enumerate(hosts)}
