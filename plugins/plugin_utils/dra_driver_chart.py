@@ -19,6 +19,7 @@ import re
 import typing as t
 from collections.abc import Mapping
 
+from ansible_collections.gpufabric.cluster.plugins.plugin_utils import arguments
 from ansible_collections.gpufabric.cluster.plugins.plugin_utils.cluster_roles import ClusterRoleError
 
 LEGACY = "legacy"
@@ -54,6 +55,38 @@ def chart_line(version: t.Any, variable: str = "chart version") -> str:
         return SIGS
     raise ClusterRoleError(f"{variable} {version} is neither a calendar version of nvidia-dra-driver-gpu (25.x) nor "
                            "0.4 or later of dra-driver-nvidia-gpu: no DRA driver chart the role knows")
+
+
+def from_0_5(version: t.Any, variable: str = "chart version") -> bool:
+    """Whether ``version`` is dra-driver-nvidia-gpu 0.5 or later (a pre-release such as 0.5.0-dev counts as 0.5).
+
+    0.5 brought host-managed IMEX (``resources.computeDomains.imex.mode=hostManaged`` behind the feature gate
+    ``HostManagedIMEXDaemon``) and the kubelet plugin's ``nvidia.com/gpu.clique`` label
+    (``kubeletPlugin.containers.computeDomains.gpuCliqueLabelEnabled``); 0.4 and the 25.x line have neither.
+    """
+    return chart_line(version, variable) == SIGS and parse_version(version, variable)[:2] >= (0, 5)
+
+
+def clique_label_source(gpu_operator: Mapping, version: t.Any, variable: str = "chart version") -> str:
+    """Who labels the nodes with ``nvidia.com/gpu.clique``: ``gfd``, ``dra_driver`` or ``none``.
+
+    ``gpu_operator`` is the GPU Operator's ClusterPolicy as the role reads it (empty without one); its
+    ``gfd`` (``spec.gfd.enabled``) defaults to true as in the ClusterPolicy. Where no GPU Feature Discovery runs,
+    a 0.5 or later chart sets the label itself; otherwise (or without a version) nobody the role knows of does
+    (``none``).
+    """
+    if not isinstance(gpu_operator, Mapping):
+        raise ClusterRoleError(f"the GPU Operator's settings must be a mapping, got {type(gpu_operator).__name__}")
+    if gpu_operator:
+        gfd = gpu_operator.get("gfd")
+        try:
+            if gfd is None or arguments.boolean("gpu_operator.gfd", gfd):
+                return "gfd"
+        except arguments.ArgumentError as exc:
+            raise ClusterRoleError(str(exc)) from None
+    if version is None or version == "":
+        return "none"
+    return "dra_driver" if from_0_5(version, variable) else "none"
 
 
 def release_chart(status: t.Any) -> dict | None:

@@ -5,7 +5,9 @@
 
 Judges, before anything is installed: the Kubernetes version and its DRA API (``resource.k8s.io``), the
 NVIDIA driver on every GPU host (host-installed or the GPU Operator's), the host ``nvidia-imex`` service
-masked (the DRA driver runs IMEX), and the ``nvidia.com/gpu.clique`` label of every GPU host's node.
+masked (``imex_mode`` ``dra``: the DRA driver runs IMEX) or active and READY on the control socket the driver is
+given (``dra_host_managed``), and the ``nvidia.com/gpu.clique`` label of every GPU host's node, saying which
+source labels the nodes (GPU Feature Discovery, or the DRA driver 0.5+ where no GFD runs).
 
 The logic of the ``gpufabric.cluster.dra_driver_prerequisites`` filter; errors are
 :class:`...cluster_roles.ClusterRoleError`.
@@ -16,7 +18,7 @@ from __future__ import annotations
 import typing as t
 from collections.abc import Mapping
 
-from ansible_collections.gpufabric.cluster.plugins.plugin_utils import arguments
+from ansible_collections.gpufabric.cluster.plugins.plugin_utils import arguments, dra_driver_chart
 from ansible_collections.gpufabric.cluster.plugins.plugin_utils.cluster_roles import (
     ClusterRoleError,
     chosen_settings,
@@ -34,7 +36,13 @@ DEFAULTS = {
     "min_driver_version": COMPUTE_DOMAIN_MIN_DRIVER_VERSION,
     "compute_domains": True,
     "node_name_var": "dra_driver_node_name",
+    "imex_mode": "dra",
+    "imex_socket_path": "/etc/nvidia-imex/imex_ctrl.sock",
+    "chart_version": "",
 }
+IMEX_MODES = ("host", "dra", "dra_host_managed")
+HOST_MANAGED = "gpufabric.cluster.nvidia_imex with nvidia_imex_mode=dra_host_managed"
+RUNNING = f"({HOST_MANAGED})"
 
 
 def _check(name: str, problems: list[str], ok: str) -> dict:
@@ -76,20 +84,96 @@ def _driver(facts: Mapping[str, Mapping], operator: Mapping, settings: Mapping) 
     return _check("driver", problems, f"NVIDIA driver at least {minimum} on every GPU host ({len(facts)})")
 
 
-def _imex(facts: Mapping[str, Mapping]) -> dict:
+def _section(host: str, item: Mapping, key: str) -> Mapping:
+    """``imex.<key>`` of a host's facts, empty when absent; a wrong shape is an error naming the host."""
+    imex = item.get("imex")
+    if imex is None:
+        return {}
+    if not isinstance(imex, Mapping):
+        raise ClusterRoleError(f"host {host}: its imex facts must be a mapping, got {type(imex).__name__}")
+    section = imex.get(key)
+    if section is None:
+        return {}
+    if not isinstance(section, Mapping):
+        raise ClusterRoleError(f"host {host}: its imex.{key} facts must be a mapping, got {type(section).__name__}")
+    return section
+
+
+def _flag(host: str, section: Mapping, key: str, name: str) -> bool | None:
+    """A boolean fact (Ansible's conversion: "false", "no", 0 are false), None when absent."""
+    value = section.get(key)
+    if value is None:
+        return None
+    try:
+        return arguments.boolean(f"host {host}: imex.{name}.{key}", value)
+    except arguments.ArgumentError as exc:
+        raise ClusterRoleError(str(exc)) from None
+
+
+def _masked(host: str, item: Mapping) -> str | None:
+    service = _section(host, item, "service")
+    flags = {key: _flag(host, service, key, "service") for key in ("exists", "masked", "active", "enabled")}
+    if flags["exists"] and not flags["masked"]:
+        state = "active" if flags["active"] else ("enabled" if flags["enabled"] else "not masked")
+        return (f"host {host}: the host nvidia-imex service is {state}; the DRA driver runs IMEX, mask it "
+                "(gpufabric.cluster.nvidia_imex with nvidia_imex_mode=dra)")
+    return None
+
+
+def _host_managed(host: str, item: Mapping, socket: str) -> str | None:
+    service, control = _section(host, item, "service"), _section(host, item, "control")
+    flags = {key: _flag(host, service, key, "service") for key in ("exists", "masked", "active")}
+    if not flags["exists"]:
+        return (f"host {host}: no host nvidia-imex service; dra_host_managed needs it installed and running "
+                f"({HOST_MANAGED})")
+    if flags["masked"]:
+        return f"host {host}: the host nvidia-imex service is masked; dra_host_managed needs it running {RUNNING}"
+    if not flags["active"]:
+        return f"host {host}: the host nvidia-imex service is not active; dra_host_managed needs it running {RUNNING}"
+    if not control:
+        return (f"host {host}: its facts report no IMEX control socket (imex.control); gather them again with "
+                "gpufabric.cluster.fabric_facts")
+    path = control.get("socket_path")
+    if path is not None and not isinstance(path, str):
+        raise ClusterRoleError(f"host {host}: imex.control.socket_path must be a string or null, got "
+                               f"{type(path).__name__}")
+    if not _flag(host, control, "enabled", "control"):
+        return (f"host {host}: the host nvidia-imex control socket is off (IMEX_CMD_ENABLED); dra_host_managed needs "
+                f"it on at {socket} ({HOST_MANAGED})")
+    if path != socket:
+        return (f"host {host}: the host nvidia-imex control socket is {path or 'not set'}, but the DRA driver is given "
+                f"{socket} (dra_driver_imex_socket_path, gpufabric_imex_socket_path)")
+    if _flag(host, control, "ready", "control") is not True:
+        answer = "; ".join(str(control[key]) for key in ("status", "reason") if control.get(key) not in (None, ""))
+        return f"host {host}: host IMEX is not READY on {socket} (nvidia-imex-ctl -q: {answer or 'no answer'})"
+    return None
+
+
+def _imex(facts: Mapping[str, Mapping], settings: Mapping) -> dict:
     problems = []
+    host_managed = settings["imex_mode"] == "dra_host_managed"
     for host, item in sorted(facts.items()):
-        service = (item.get("imex") or {}).get("service") or {}
-        if service.get("exists") and not service.get("masked"):
-            state = "active" if service.get("active") else ("enabled" if service.get("enabled") else "not masked")
-            problems.append(f"host {host}: the host nvidia-imex service is {state}; the DRA driver runs IMEX, mask it "
-                            "(gpufabric.cluster.nvidia_imex with nvidia_imex_mode=dra)")
+        problem = _host_managed(host, item, settings["imex_socket_path"]) if host_managed else _masked(host, item)
+        if problem:
+            problems.append(problem)
+    if host_managed:
+        return _check("imex", problems, f"host nvidia-imex active and READY on {settings['imex_socket_path']} on "
+                                        f"every GPU host ({len(facts)})")
     return _check("imex", problems, "host nvidia-imex masked or absent on every GPU host")
 
 
-def _cliques(hostvars: Mapping, facts: Mapping[str, Mapping], cluster: Mapping, settings: Mapping) -> dict:
+SOURCES = {
+    "gfd": "labelled by GPU Feature Discovery",
+    "dra_driver": "labelled by the DRA driver (gpuCliqueLabelEnabled), no GPU Feature Discovery runs",
+    "none": "labelled by another source: no GPU Feature Discovery runs and the DRA driver chart does not label "
+            "(0.5 or later does)",
+}
+
+
+def _cliques(hostvars: Mapping, facts: Mapping[str, Mapping], cluster: Mapping, settings: Mapping,
+             source: str) -> dict:
     nodes = {str(node.get("name")): dict(node.get("labels") or {}) for node in cluster.get("nodes") or []}
-    problems, labelled = [], 0
+    problems, labelled, to_label = [], 0, 0
     for host, item in sorted(facts.items()):
         cliques = sorted((item.get("gpu") or {}).get("cliques") or [])
         if not cliques:
@@ -100,19 +184,26 @@ def _cliques(hostvars: Mapping, facts: Mapping[str, Mapping], cluster: Mapping, 
         elif node not in nodes:
             problems.append(f"host {host}: no Kubernetes node {node} "
                             f"(set {settings['node_name_var']} to its node name)")
+        elif source == "dra_driver" and CLIQUE_LABEL not in nodes[node]:
+            to_label += 1
         elif nodes[node].get(CLIQUE_LABEL) != cliques[0]:
             found = nodes[node].get(CLIQUE_LABEL)
             problems.append(f"node {node} (host {host}): label {CLIQUE_LABEL} is {found or 'missing'}, its GPUs are in "
                             f"clique {cliques[0]}")
         else:
             labelled += 1
-    return _check("cliques", problems, f"{CLIQUE_LABEL} present and right on the nodes of {labelled} GPU hosts")
+    if problems:
+        problems.append(f"the nodes are {SOURCES[source]}")
+    ok = f"{CLIQUE_LABEL} present and right on the nodes of {labelled} GPU hosts"
+    if to_label:
+        ok += f", set by the DRA driver on the nodes of {to_label} more"
+    return _check("cliques", problems, f"{ok} ({SOURCES[source]})")
 
 
 def dra_driver_prerequisites(hostvars: Mapping, hosts: t.Sequence[str], cluster: Mapping,
                              settings: Mapping | None = None) -> dict:
     """Return ``{ok, checks, problems}``; see the filter documentation."""
-    chosen = chosen_settings(settings, DEFAULTS, {}, "dra_driver_")
+    chosen = chosen_settings(settings, DEFAULTS, {"imex_mode": IMEX_MODES}, "dra_driver_")
     if not isinstance(cluster, Mapping):
         raise ClusterRoleError(f"cluster must be a dict, got {type(cluster).__name__}")
     shapes = {
@@ -130,9 +221,11 @@ def dra_driver_prerequisites(hostvars: Mapping, hosts: t.Sequence[str], cluster:
                                                            operator["driver_enabled"])
         except arguments.ArgumentError as exc:
             raise ClusterRoleError(str(exc)) from None
+    source = dra_driver_chart.clique_label_source(cluster.get("gpu_operator") or {}, chosen["chart_version"],
+                                                  "dra_driver_chart_version")
     facts = host_facts(hostvars, hosts, "dra_driver_hosts")
     checks = [_kubernetes(cluster, chosen), _driver(facts, operator, chosen)]
     if chosen["compute_domains"]:
-        checks += [_imex(facts), _cliques(hostvars, facts, cluster, chosen)]
+        checks += [_imex(facts, chosen), _cliques(hostvars, facts, cluster, chosen, source)]
     problems = [check["message"] for check in checks if check["status"] == "fail"]
     return {"ok": not problems, "checks": checks, "problems": problems}

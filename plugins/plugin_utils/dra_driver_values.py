@@ -34,7 +34,10 @@ DEFAULTS = {
     "image_registry": "",
     "image_pull_secrets": [],
     "chart_version": "",
+    "imex_mode": "dra",
+    "imex_socket_path": "/etc/nvidia-imex/imex_ctrl.sock",
 }
+IMEX_MODES = ("host", "dra", "dra_host_managed")
 REPOSITORY = "nvcr.io/nvidia/k8s-dra-driver-gpu"
 # The image of dra-driver-nvidia-gpu 0.4 and later; an image registry override replaces SIGS_REGISTRY.
 SIGS_REGISTRY = "registry.k8s.io/dra-driver-nvidia"
@@ -47,7 +50,7 @@ def dra_driver_values(gpu_operator: Mapping | None, settings: Mapping | None = N
         raise ClusterRoleError(f"_input must be the GPU Operator's settings (a mapping) or null, got "
                                f"{type(gpu_operator).__name__}")
     operator = dict(gpu_operator or {})
-    chosen = chosen_settings(settings, DEFAULTS, {}, "dra_driver_")
+    chosen = chosen_settings(settings, DEFAULTS, {"imex_mode": IMEX_MODES}, "dra_driver_")
     for key in ("device_plugin", "driver_enabled"):
         try:
             operator[key] = arguments.boolean(f"_input.{key}", operator[key]) if operator.get(key) is not None \
@@ -101,7 +104,49 @@ def dra_driver_values(gpu_operator: Mapping | None, settings: Mapping | None = N
         values["image"] = {"repository": repository}
     if pull_secrets:
         values["imagePullSecrets"] = [{"name": name} for name in pull_secrets]
+    imex = _imex(values, chosen, line)
+    clique_label = _clique_label(values, dict(gpu_operator or {}), chosen)
     return {"values": values, "decisions": {"gpus": {"enabled": gpus, "reason": gpus_reason},
                                             "driver_root": {"path": root, "reason": root_reason},
                                             "chart": {"line": line, "name": dra_driver_chart.CHART_NAMES[line],
-                                                      "version": str(chosen["chart_version"])}}}
+                                                      "version": str(chosen["chart_version"])},
+                                            "imex": imex, "clique_label": clique_label}}
+
+
+def _imex(values: dict, chosen: Mapping, line: str) -> dict:
+    """Host-managed IMEX values in ``dra_host_managed`` mode (0.5 or later); the decision either way."""
+    mode, version = chosen["imex_mode"], str(chosen["chart_version"])
+    if not chosen["compute_domains"]:
+        return {"mode": None, "socket_path": None, "reason": "no ComputeDomains (dra_driver_compute_domains)"}
+    if mode != "dra_host_managed":
+        return {"mode": "driverManaged", "socket_path": None,
+                "reason": f"dra_driver_imex_mode is {mode}: the DRA driver runs IMEX per ComputeDomain"}
+    if not dra_driver_chart.from_0_5(version, "dra_driver_chart_version"):
+        raise ClusterRoleError(f"dra_driver_imex_mode is dra_host_managed but the chart is "
+                               f"{dra_driver_chart.CHART_NAMES[line]} {version}: host-managed IMEX "
+                               "(resources.computeDomains.imex.mode=hostManaged) needs dra-driver-nvidia-gpu 0.5 or "
+                               "later; set dra_driver_chart_version to 0.5 or later, or gpufabric_imex_mode to dra")
+    socket = chosen["imex_socket_path"]
+    if not socket or not socket.startswith("/") or any(c.isspace() or c == "\x00" for c in socket) \
+            or socket.endswith("/"):
+        raise ClusterRoleError(f"dra_driver_imex_socket_path must be the absolute path of the IMEX control socket, "
+                               f"got {socket!r}")
+    values["featureGates"] = {"HostManagedIMEXDaemon": True}
+    values["resources"]["computeDomains"]["imex"] = {"mode": "hostManaged", "hostSocketPath": socket}
+    return {"mode": "hostManaged", "socket_path": socket,
+            "reason": "dra_driver_imex_mode is dra_host_managed: the host nvidia-imex service runs IMEX"}
+
+
+def _clique_label(values: dict, operator: Mapping, chosen: Mapping) -> dict:
+    """``gpuCliqueLabelEnabled`` where no GPU Feature Discovery runs and the chart (0.5 or later) can label."""
+    if not chosen["compute_domains"]:
+        return {"source": None, "reason": "no ComputeDomains (dra_driver_compute_domains)"}
+    source = dra_driver_chart.clique_label_source(operator, chosen["chart_version"], "dra_driver_chart_version")
+    if source == "gfd":
+        return {"source": "gfd", "reason": "the GPU Operator's GPU Feature Discovery labels the nodes"}
+    if source == "dra_driver":
+        values["kubeletPlugin"] = {"containers": {"computeDomains": {"gpuCliqueLabelEnabled": True}}}
+        return {"source": "dra_driver", "reason": "no GPU Feature Discovery runs: the DRA driver labels the nodes "
+                                                  "(gpuCliqueLabelEnabled)"}
+    return {"source": None, "reason": f"no GPU Feature Discovery runs and chart {chosen['chart_version']} cannot "
+                                      "label the nodes (0.5 or later can): the label must come from elsewhere"}

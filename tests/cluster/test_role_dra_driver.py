@@ -26,6 +26,26 @@ RELEASE = "nvidia-dra-driver-gpu"
 NAMESPACE = "nvidia-dra-driver-gpu"
 
 
+def chart_vars(directory, name, version):
+    return role_vars(dra_driver_chart_path=str(role_runner.CHARTS / directory), dra_driver_chart_name=name,
+                     dra_driver_chart_version=version)
+
+
+SOCKET = "/etc/nvidia-imex/imex_ctrl.sock"
+
+
+def host_managed_imex(facts: dict, socket: str, ready: bool = True) -> dict:
+    """The facts after ``gpufabric.cluster.nvidia_imex`` in ``dra_host_managed`` mode: the host service running with
+    its control socket on; ``ready`` is the answer of ``nvidia-imex-ctl -q`` on it."""
+    changed = copy.deepcopy(facts)
+    changed["imex"]["service"].update(exists=True, enabled=True, active=True, masked=False, unit_file_state="enabled",
+                                      active_state="active")
+    changed["imex"]["control"] = {"enabled": True, "socket_path": socket, "ready": ready,
+                                  "status": "READY" if ready else "UNAVAILABLE",
+                                  "reason": None if ready else "connecting to the peers of the nodes file"}
+    return changed
+
+
 @pytest.fixture(scope="module")
 def gpu_facts(tmp_path_factory):
     return role_runner.recorded_facts("gb200_tray", tmp_path_factory.mktemp("trees"))
@@ -68,7 +88,8 @@ def installed(cluster, runner):
 def test_prerequisites_reported_and_release_deployed(cluster, installed):
     output = " ".join(installed["first"].output.split())
     assert "kubernetes | pass | Kubernetes v1.35" in output
-    assert "cliques | pass | nvidia.com/gpu.clique present and right on the nodes of 18 GPU hosts" in output
+    assert "cliques | pass | nvidia.com/gpu.clique present and right on the nodes of 18 GPU hosts (labelled by " \
+           "another source: no GPU Feature Discovery runs and the DRA driver chart does not label" in output
     assert installed["first"].changed > 0
     assert "dra_driver: install dra-driver-nvidia-gpu 0.4.1" in output
     values = yaml.safe_load(cluster.run("helm", "get", "values", RELEASE, "-n", NAMESPACE, "-o", "yaml").stdout)
@@ -172,12 +193,21 @@ def test_compute_domain_with_wrong_channel_is_rejected(api_client, installed, sh
          "older than 999.0.0 (dra_driver_min_driver_version)"),
         ("unmasked", {"gpufabric_imex_mode": "host"},
          "gpufabric_imex_mode is host (the host nvidia-imex service runs IMEX) but dra_driver_compute_domains is true"),
+        # dra_host_managed needs 0.5 or later: the prerequisites hold (every host READY), the chart is refused
+        ("host-managed", {"gpufabric_imex_mode": "dra_host_managed"},
+         "dra_driver_imex_mode is dra_host_managed but the chart is dra-driver-nvidia-gpu 0.4.1: host-managed IMEX"),
+        ("masked", {"gpufabric_imex_mode": "dra_host_managed", **chart_vars("dra-driver-nvidia-gpu-0.5.0-dev",
+                                                                            "dra-driver-nvidia-gpu", "0.5.0-dev")},
+         "host gb200-tray-01: the host nvidia-imex service is masked; dra_host_managed needs it running"),
     ],
     ids=["imex-not-masked", "clique-label-wrong", "driver-too-old", "wrong-kubeconfig", "version-not-local",
-         "bad-gpus-choice", "site-kubeconfig", "site-min-driver-version", "site-imex-mode-host"],
+         "bad-gpus-choice", "site-kubeconfig", "site-min-driver-version", "site-imex-mode-host",
+         "host-managed-0.4.1-refused", "host-managed-service-masked"],
 )
 def test_bad_input_fails_before_any_change(api_client, cluster, gpu_facts, tmp_path, facts_change, extra, message):
     facts = role_runner.masked_imex(gpu_facts) if facts_change != "unmasked" else gpu_facts
+    if facts_change == "host-managed":
+        facts = host_managed_imex(gpu_facts, SOCKET)
     if facts_change == "other-clique":
         facts = copy.deepcopy(facts)
         facts["gpu"]["cliques"] = ["3c1a5f2e-9b7d-4c2a-8e6f-1d0b7a9c4e21.9"]
@@ -198,11 +228,6 @@ def test_bad_input_fails_before_any_change(api_client, cluster, gpu_facts, tmp_p
 PATH_STEPS = [("nvidia-dra-driver-gpu", "nvidia-dra-driver-gpu", "25.12.0"),
               ("dra-driver-nvidia-gpu-0.4.1", "dra-driver-nvidia-gpu", "0.4.1"),
               ("dra-driver-nvidia-gpu-0.5.0-dev", "dra-driver-nvidia-gpu", "0.5.0-dev")]
-
-
-def chart_vars(directory, name, version):
-    return role_vars(dra_driver_chart_path=str(role_runner.CHARTS / directory), dra_driver_chart_name=name,
-                     dra_driver_chart_version=version)
 
 
 def snapshot(api_client, cluster):
@@ -308,3 +333,67 @@ def test_downgrade_to_25_is_refused_with_nothing_changed(upgrade_path):
     assert ("refusing to downgrade the DRA driver from dra-driver-nvidia-gpu 0.5.0-dev to nvidia-dra-driver-gpu "
             "25.12.0") in " ".join(refused.output.split()), refused.output
     assert upgrade_path["after_refused"] == upgrade_path["before_refused"]
+
+
+# dra_host_managed on 0.5.0-dev, on the release the upgrade path left at 0.5.0-dev (driver-managed), with a socket
+# path other than the chart's default so that the setting is seen to travel.
+HOST_SOCKET = "/run/nvidia-imex/ctl.sock"
+
+
+@pytest.fixture(scope="module")
+def host_managed(api_client, cluster, gpu_facts, upgrade_path, tmp_path_factory):
+    runner = make_runner(cluster, tmp_path_factory.mktemp("host-managed"), host_managed_imex(gpu_facts, HOST_SOCKET))
+    playbook = runner.role_playbook("dra_driver", {
+        **chart_vars("dra-driver-nvidia-gpu-0.5.0-dev", "dra-driver-nvidia-gpu", "0.5.0-dev"),
+        "gpufabric_imex_mode": "dra_host_managed", "gpufabric_imex_socket_path": HOST_SOCKET})
+    done = runner.run(playbook)
+    assert done.rc == 0, done.output
+    again = runner.run(playbook)
+    checked = runner.run(playbook, "--check")
+    plugin = client.AppsV1Api(api_client).read_namespaced_daemon_set(f"{RELEASE}-kubelet-plugin", NAMESPACE)
+    return {"run": done, "again": again, "checked": checked, "plugin": plugin}
+
+
+def test_host_managed_kubelet_plugin_carries_the_settings(api_client, cluster, host_managed):
+    output = " ".join(host_managed["run"].output.split())
+    assert f"imex | pass | host nvidia-imex active and READY on {HOST_SOCKET} on every GPU host (18)" in output, output
+    assert "labelled by the DRA driver (gpuCliqueLabelEnabled), no GPU Feature Discovery runs" in output
+    assert f"IMEX: hostManaged {HOST_SOCKET}" in output
+    containers = {c.name: c for c in host_managed["plugin"].spec.template.spec.containers}
+    env = {e.name: e.value for e in containers["compute-domains"].env}
+    assert env["IMEX_MODE"] == "hostManaged"
+    assert env["IMEX_HOST_SOCKET_PATH"] == HOST_SOCKET
+    assert "HostManagedIMEXDaemon=true" in env["FEATURE_GATES"].split(",")
+    assert env["GPU_CLIQUE_LABEL_ENABLED"] == "true"
+    values = yaml.safe_load(cluster.run("helm", "get", "values", RELEASE, "-n", NAMESPACE, "-o", "yaml").stdout)
+    assert values["featureGates"] == {"HostManagedIMEXDaemon": True}
+    assert values["resources"]["computeDomains"] == {"enabled": True, "imex": {"mode": "hostManaged",
+                                                                               "hostSocketPath": HOST_SOCKET}}
+    # hostManaged: no per-ComputeDomain IMEX daemons, so the chart leaves out their DeviceClass
+    classes = [c["metadata"]["name"] for c in client.CustomObjectsApi(api_client).list_cluster_custom_object(
+        "resource.k8s.io", "v1", "deviceclasses")["items"]]
+    assert "compute-domain-daemon.nvidia.com" not in classes and "compute-domain-default-channel.nvidia.com" in classes
+
+
+def test_host_managed_rerun_and_check_change_nothing(host_managed):
+    for key in ("again", "checked"):
+        assert host_managed[key].rc == 0 and host_managed[key].changed == 0, host_managed[key].output
+
+
+def test_host_managed_tray_not_ready_is_refused_by_name(api_client, cluster, gpu_facts, tmp_path):
+    ready = host_managed_imex(gpu_facts, SOCKET)
+    facts = dict.fromkeys(cluster.gpu_nodes, ready)
+    lame = sorted(cluster.gpu_nodes)[2]
+    facts[lame] = host_managed_imex(gpu_facts, SOCKET, ready=False)
+    bad = role_runner.Runner(cluster, tmp_path, facts)
+    result = bad.run(bad.role_playbook("dra_driver", {
+        **chart_vars("dra-driver-nvidia-gpu-0.5.0-dev", "dra-driver-nvidia-gpu", "0.5.0-dev"),
+        "dra_driver_namespace": "dra-bad-input", "dra_driver_release_name": "dra-bad-input",
+        "gpufabric_imex_mode": "dra_host_managed"}))
+    output = " ".join(result.output.split())
+    assert result.rc != 0 and result.changed == 0, result.output
+    assert (f"prerequisites not met, nothing installed: host {lame}: host IMEX is not READY on {SOCKET} "
+            "(nvidia-imex-ctl -q: UNAVAILABLE; connecting to the peers of the nodes file)") in output, output
+    others = [node for node in cluster.gpu_nodes if node != lame]
+    assert not any(f"host {node}: host IMEX" in output for node in others), output
+    assert "dra-bad-input" not in [ns.metadata.name for ns in client.CoreV1Api(api_client).list_namespace().items]
