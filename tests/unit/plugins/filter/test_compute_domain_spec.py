@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 import copy
+import functools
 import os
 
 import pytest
@@ -38,9 +39,15 @@ SPEC_KEYS = {"api_version", "version", "served_versions", "line", "num_nodes", "
              "decided_by", "reason"}
 
 
-def _crd(name: str) -> dict:
+@functools.cache
+def _read_crd(name: str) -> dict:
     with open(os.path.join(SHARED, CRD_FILES[name]), encoding="utf-8") as handle:
         return yaml.safe_load(handle)
+
+
+def _crd(name: str) -> dict:
+    """A fresh copy of the CRD (parsed once: the property tests build many)."""
+    return copy.deepcopy(_read_crd(name))
 
 
 def _pod(name: str, node: str | None, ready: bool = True, phase: str = "Running", **extra) -> dict:
@@ -149,9 +156,11 @@ def test_bad_node_counts_are_refused(nodes):
         compute_domain_spec(_crd("0.4.1"), nodes)
 
 
-JSONISH = st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=8),
-                       lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner,
-                                                                                     max_size=3), max_leaves=12)
+def _containers(inner):
+    return st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3)
+
+
+JSONISH = st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=8), _containers, max_leaves=12)
 
 
 @given(crd=JSONISH, nodes=JSONISH, driver_version=JSONISH)
