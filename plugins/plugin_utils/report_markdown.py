@@ -295,6 +295,8 @@ def compute_domain_markdown(result: Mapping) -> str:
     lines = [MANAGED, f"# ComputeDomain validation: {str(verdict['status']).upper()}", "",
              f"- ComputeDomain `{result['namespace']}/{result['name']}`: {status}",
              f"- Nodes ({placement['clique']}): {', '.join(placement['nodes'])}",
+             *([f"- {result['isolation']['message']}"]
+               if isinstance(result.get("isolation"), Mapping) else []),
              f"- GPUs: {verdict['gpus']} ({placement['gpu_model']}), threshold {verdict['threshold_gbps']} GB/s "
              f"({verdict['threshold_source']})", "",
              "| testcase | status | worst pair (GB/s) | best pair (GB/s) | spread |", "|---|---|---|---|---|"]

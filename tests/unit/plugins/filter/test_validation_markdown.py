@@ -80,3 +80,11 @@ def test_compute_domain_report_without_status_or_reasons():
 def test_bad_input(call, message):
     with pytest.raises(AnsibleFilterError, match=message):
         call()
+
+
+def test_compute_domain_report_names_the_isolation_verdict():
+    result = {**COMPUTE_DOMAIN, "isolation": {"status": "broken", "admitted": [], "probes": [],
+                                              "message": "isolation: broken, admitted from the second namespace: "
+                                                         "nvbandwidth-probe-claim on tray-01"}}
+    assert ("- Nodes (clique-1): tray-01, tray-02\n- isolation: broken, admitted from the second namespace: "
+            "nvbandwidth-probe-claim on tray-01\n") in compute_domain_markdown(result)

@@ -1,0 +1,33 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpufabric.cluster contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The ``gpufabric.cluster.compute_domain_spec`` filter: how to write a ComputeDomain and judge it ready,
+from the installed CRD.
+
+A thin wrapper over :func:`...plugin_utils.compute_domain_spec.compute_domain_spec`, which holds the logic.
+"""
+
+from __future__ import annotations
+
+import typing as t
+
+from ansible.errors import AnsibleFilterError
+
+from ansible_collections.gpufabric.cluster.plugins.plugin_utils import arguments
+from ansible_collections.gpufabric.cluster.plugins.plugin_utils import compute_domain_spec as _logic
+
+
+def compute_domain_spec(crd: t.Any, nodes: t.Any, driver_version: t.Any = None) -> dict:
+    """See the filter documentation."""
+    try:
+        return _logic.compute_domain_spec(crd, nodes, driver_version=driver_version)
+    except (arguments.ArgumentError, _logic.ComputeDomainError) as exc:
+        raise AnsibleFilterError(f"compute_domain_spec: {exc}") from None
+
+
+class FilterModule:
+    """The ``compute_domain_spec`` filter."""
+
+    def filters(self) -> dict[str, t.Callable]:
+        """Return the filters of this file."""
+        return {"compute_domain_spec": compute_domain_spec}
