@@ -54,8 +54,10 @@ def gpu_operator(api_client, cluster, waiter, tmp_path_factory):
     path.write_text(rendered)
     cluster.run("kubectl", "apply", "--server-side", "-f", str(CLUSTER_POLICY_CRD))
     # Accepted once the API server serves the new CRD.
-    waiter("the ClusterPolicy CRD served", lambda: cluster.run("kubectl", "apply", "--server-side", "-f", str(path),
-                                                                check=False).returncode == 0, timeout=60)
+    def accepted():
+        return cluster.run("kubectl", "apply", "--server-side", "-f", str(path), check=False).returncode == 0
+
+    waiter("the ClusterPolicy CRD served", accepted, timeout=60)
     policy = yaml.safe_load(rendered)
     assert policy["kind"] == "ClusterPolicy" and policy["spec"]["driver"]["enabled"] is True
     yield policy

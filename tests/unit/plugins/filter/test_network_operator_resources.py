@@ -207,7 +207,7 @@ def test_bad_pool_kind(tray):
 
 
 @hypothesis.given(prefix=st.integers(16, 30), per_node=st.integers(14, 33), count=st.integers(1, 40),
-       offset=st.integers(1, 40), gateway=st.one_of(st.none(), st.integers(-1, 300)))
+                  offset=st.integers(1, 40), gateway=st.one_of(st.none(), st.integers(-1, 300)))
 @hypothesis.settings(max_examples=80, deadline=None,
                      suppress_health_check=[hypothesis.HealthCheck.function_scoped_fixture])
 def test_cidr_pools_give_every_host_a_prefix_or_fail_naming_why(tray, prefix, per_node, count, offset, gateway):
