@@ -53,6 +53,7 @@ def gpu_operator(api_client, cluster, waiter, tmp_path_factory):
     path = tmp_path_factory.mktemp("gpu-operator") / "clusterpolicy.yaml"
     path.write_text(rendered)
     cluster.run("kubectl", "apply", "--server-side", "-f", str(CLUSTER_POLICY_CRD))
+
     # Accepted once the API server serves the new CRD.
     def accepted():
         return cluster.run("kubectl", "apply", "--server-side", "-f", str(path), check=False).returncode == 0
