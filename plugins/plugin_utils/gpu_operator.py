@@ -8,6 +8,10 @@ how GPUDirect RDMA works (DMA-BUF by default, legacy ``nvidia-peermem`` only whe
 impossible somewhere, naming where and why), whether the hosts' OFED is used, CDI, the device plugin and
 NFD, the image registry and the pull secrets; returns the values and the reasons.  The DMA-BUF verdicts are
 read by their reason codes (:mod:`.dma_buf`).  Errors are :class:`...cluster_roles.ClusterRoleError`.
+
+Experimental, as upstream marks it: with ``dra_driver_via_gpu_cluster`` the chart creates a ``GPUCluster``
+(``gpuCluster.deployCR``) instead of the ``ClusterPolicy`` and the operator deploys the DRA driver itself;
+:func:`gpu_cluster_refusals` says why a cluster or a site cannot take that path.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ from __future__ import annotations
 import typing as t
 from collections.abc import Mapping
 
+from ansible_collections.gpufabric.cluster.plugins.plugin_utils import arguments
 from ansible_collections.gpufabric.cluster.plugins.plugin_utils.cluster_roles import (
     ClusterRoleError,
     chosen_settings,
@@ -23,6 +28,7 @@ from ansible_collections.gpufabric.cluster.plugins.plugin_utils.cluster_roles im
     secret_names,
 )
 from ansible_collections.gpufabric.cluster.plugins.plugin_utils.dma_buf import blocking_messages
+from ansible_collections.gpufabric.cluster.plugins.plugin_utils.versions import at_least, version_key
 
 DEFAULTS = {
     "driver": "auto",
@@ -36,7 +42,12 @@ DEFAULTS = {
     "nfd": True,
     "image_registry": "",
     "image_pull_secrets": [],
+    "dra_driver_via_gpu_cluster": False,
 }
+# The GPUCluster path: Kubernetes with DRA on by default (GPU Operator 26.7 DRA prerequisites).
+GPU_CLUSTER_MIN_KUBERNETES = "1.34.2"
+# app.kubernetes.io/name of a standalone DRA driver's objects (25.x chart, 0.4+ chart without nameOverride).
+STANDALONE_DRA_DRIVER_NAMES = ("nvidia-dra-driver-gpu", "dra-driver-nvidia-gpu")
 CHOICES = {
     "driver": ("auto", "host", "operator"),
     "kernel_module_type": ("auto", "open", "proprietary"),
@@ -188,6 +199,14 @@ def gpu_operator_values(hostvars: Mapping, hosts: t.Sequence[str], settings: Map
         values["driver"]["version"] = str(chosen["driver_version"])
     if module_type is not None:
         values["driver"]["kernelModuleType"] = module_type
+    via_gpu_cluster = bool(chosen["dra_driver_via_gpu_cluster"])
+    if via_gpu_cluster:
+        # Only one of the two CRs may exist (the chart fails otherwise); with an operator-installed driver the
+        # GPUCluster stack takes it through NVIDIADriver resources (the chart makes the default one).
+        values["clusterPolicy"] = {"deployCR": False}
+        values["gpuCluster"] = {"deployCR": True}
+        if driver == "operator":
+            values["driver"]["nvidiaDriverCRD"] = {"enabled": True}
     for component, default in COMPONENTS.items():
         if chosen["image_registry"]:
             values.setdefault(component, {})["repository"] = registry_repository(default, chosen["image_registry"])
@@ -200,6 +219,72 @@ def gpu_operator_values(hostvars: Mapping, hosts: t.Sequence[str], settings: Map
             "kernel_module_type": {"mode": module_type, "reason": module_type_reason},
             "gpudirect_rdma": {"mode": rdma, "reason": rdma_reason, "dma_buf_impossible": problems},
             "mofed": {"mode": mofed, "reason": mofed_reason},
+            "dra_driver": ({"mode": "gpu_cluster", "reason": "gpu_operator_dra_driver_via_gpu_cluster is true: the "
+                            "operator deploys the DRA driver through the GPUCluster gpu-cluster (experimental)"}
+                           if via_gpu_cluster else
+                           {"mode": "none", "reason": "the ClusterPolicy (device plugin); no DRA driver from the "
+                            "operator"}),
             "hosts": sorted(facts),
         },
     }
+
+
+def _names(name: str, value: t.Any) -> list[str]:
+    items = arguments.sequence(name, value)
+    for item in items:
+        arguments.text(f"{name} item", item)
+    return items
+
+
+def gpu_cluster_refusals(cluster: Mapping, site: Mapping) -> list[str]:
+    """Why the GPUCluster path cannot be taken here (empty: it can); see the ``gpu_cluster_refusals`` filter.
+
+    ``cluster``: ``version`` (the API server's gitVersion), ``cluster_policies`` (names of the ClusterPolicies),
+    ``daemonsets`` (the DaemonSets of standalone DRA driver releases, as ``metadata`` mappings with ``name``,
+    ``namespace``, ``labels`` and ``ownerReferences``). ``site``: ``roles`` (the cluster roles the site applies,
+    ``gpufabric_cluster_roles``), ``min_kubernetes_version``.
+    Raises :class:`arguments.ArgumentError` on input of the wrong shape.
+    """
+    arguments.mapping("cluster", cluster)
+    arguments.mapping("site", site)
+    unknown = sorted(str(key) for key in set(cluster) - {"version", "cluster_policies", "daemonsets"})
+    unknown += sorted(str(key) for key in set(site) - {"roles", "min_kubernetes_version"})
+    if unknown:
+        raise arguments.ArgumentError(f"unknown key(s) {', '.join(unknown)}")
+    version = arguments.text("cluster.version", cluster.get("version") or "", allow_empty=True)
+    policies = _names("cluster.cluster_policies", cluster.get("cluster_policies") or [])
+    daemonsets = [arguments.mapping("cluster.daemonsets item", item)
+                  for item in arguments.sequence("cluster.daemonsets", cluster.get("daemonsets") or [])]
+    roles = _names("site.roles", site.get("roles") or [])
+    minimum = arguments.text("site.min_kubernetes_version", site.get("min_kubernetes_version")
+                             or GPU_CLUSTER_MIN_KUBERNETES)
+    if not version_key(minimum):
+        raise arguments.ArgumentError(f"site.min_kubernetes_version must be a version, got {minimum!r}")
+    refusals = []
+    if not version_key(version):
+        refusals.append(f"the API server reported no Kubernetes version ({version!r}); the GPUCluster needs "
+                        f"Kubernetes >= {minimum}")
+    elif not at_least(version, minimum):
+        refusals.append(f"Kubernetes {version} is older than {minimum}, which the GPU Operator's GPUCluster needs "
+                        "(Dynamic Resource Allocation on by default)")
+    if policies:
+        refusals.append(f"ClusterPolicy {', '.join(sorted(policies))} exists: a cluster has either a ClusterPolicy "
+                        "or a GPUCluster, and the GPU Operator does not migrate one to the other in place; use a "
+                        "new cluster or set gpu_operator_dra_driver_via_gpu_cluster to false")
+    if "dra_driver" in roles:
+        refusals.append("gpu_operator_dra_driver_via_gpu_cluster and the role gpufabric.cluster.dra_driver exclude "
+                        "each other, and the site applies both (gpufabric_cluster_roles: "
+                        f"{', '.join(roles)}): drop dra_driver from gpufabric_cluster_roles or set "
+                        "gpu_operator_dra_driver_via_gpu_cluster to false")
+    standalone = []
+    for item in daemonsets:
+        labels = item.get("labels") if isinstance(item.get("labels"), Mapping) else {}
+        owners = item.get("ownerReferences") if isinstance(item.get("ownerReferences"), list) else []
+        if labels.get("app.kubernetes.io/name") in STANDALONE_DRA_DRIVER_NAMES and not any(
+                isinstance(owner, Mapping) and owner.get("kind") == "GPUCluster" for owner in owners):
+            standalone.append(f"{item.get('namespace')}/{item.get('name')}")
+    if standalone:
+        refusals.append(f"a standalone DRA driver runs (DaemonSet {', '.join(sorted(standalone))}; the role "
+                        "gpufabric.cluster.dra_driver or another release): it and the GPUCluster's DRA driver "
+                        "exclude each other; uninstall it or set gpu_operator_dra_driver_via_gpu_cluster to false")
+    return refusals

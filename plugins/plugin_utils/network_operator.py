@@ -12,7 +12,10 @@ else from the ConnectX facts of the GPU hosts by the rules of :mod:`.rail_plan` 
 order, numbered from 0; host N's address ``network + offset + N``) with the subnets of
 ``network_operator_rails`` or cut from ``network_operator_ipam_cidr``. Per rail: one RDMA shared device plugin
 resource selecting its netdev, one secondary network (Macvlan or HostDevice on Ethernet, IPoIB on InfiniBand)
-and one nv-ipam IPPool on the rail's subnet with the hosts' own rail addresses excluded.
+and one nv-ipam pool on the rail's subnet with the hosts' own rail addresses excluded: an IPPool (a block of
+``perNodeBlockSize`` addresses per node, the default) or, with ``ipam_pool_kind: cidrpool``, a CIDRPool (a
+``perNodeNetworkPrefix`` prefix per node, optionally with the prefix's address at ``ipam_gateway_index`` as the
+node's gateway). The rail plan holds no gateway (rails are flat, unrouted subnets).
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ import json
 import typing as t
 from collections.abc import Mapping
 
+from ansible_collections.gpufabric.cluster.plugins.plugin_utils import arguments
 from ansible_collections.gpufabric.cluster.plugins.plugin_utils.cluster_roles import (
     ClusterRoleError,
     chosen_settings,
@@ -42,12 +46,18 @@ DEFAULTS = {
     "ipam_cidr": "192.168.128.0/17",
     "ipam_prefix_length": 24,
     "ipam_block_size": 8,
+    "ipam_pool_kind": "ippool",
+    "ipam_per_node_prefix_length": 29,
+    "ipam_gateway_index": None,
     "address_offset": 1,
     "image_registry": "",
     "image_pull_secrets": [],
     "image_version": IMAGE_TAG,
 }
-CHOICES = {"ofed": ("auto", "host", "container"), "network_type": ("auto", "macvlan", "hostdevice", "ipoib")}
+CHOICES = {"ofed": ("auto", "host", "container"), "network_type": ("auto", "macvlan", "hostdevice", "ipoib"),
+           "ipam_pool_kind": ("ippool", "cidrpool")}
+POOL_KINDS = {"ippool": "IPPool", "cidrpool": "CIDRPool"}
+NV_IPAM = "nv-ipam.nvidia.com/v1alpha1"
 MELLANOX = "nvcr.io/nvidia/mellanox"
 LINK_TYPES = {"Ethernet": "ether", "InfiniBand": "infiniband"}
 NETWORK_KINDS = {"macvlan": "MacvlanNetwork", "hostdevice": "HostDeviceNetwork", "ipoib": "IPoIBNetwork"}
@@ -245,8 +255,10 @@ def _network(rail: Mapping, chosen: Mapping) -> dict:
     if kind == "macvlan" and rail["link_layer"] != "Ethernet":
         raise ClusterRoleError(f"network_operator_network_type is macvlan but {rail['name']} "
                                f"({rail['interface']}) is {rail['link_layer']}: use ipoib or hostdevice")
-    spec: dict[str, t.Any] = {"networkNamespace": chosen["network_namespace"],
-                              "ipam": json.dumps({"type": "nv-ipam", "poolName": rail["name"]})}
+    ipam = {"type": "nv-ipam", "poolName": rail["name"]}
+    if chosen["ipam_pool_kind"] == "cidrpool":
+        ipam["poolType"] = "cidrpool"
+    spec: dict[str, t.Any] = {"networkNamespace": chosen["network_namespace"], "ipam": json.dumps(ipam)}
     if kind == "hostdevice":
         # The whole NIC, from the SR-IOV network device plugin resource of the rail (nvidia.com/hostdev_railN).
         spec["resourceName"] = f"hostdev_{rail['name']}"
@@ -260,8 +272,59 @@ def _network(rail: Mapping, chosen: Mapping) -> dict:
             "metadata": {"name": rail["name"]}, "spec": spec}
 
 
+def _integer(name: str, value: t.Any, low: int) -> int:
+    """``value`` as a whole number of at least ``low``; a boolean, a string or a fraction is refused."""
+    try:
+        number = arguments.number(name, value)
+    except arguments.ArgumentError as exc:
+        raise ClusterRoleError(str(exc)) from None
+    if number != int(number) or number < low:
+        raise ClusterRoleError(f"{name} must be a whole number of at least {low}, got {value!r}")
+    return int(number)
+
+
+def _free_prefixes(subnet: ipaddress.IPv4Network | ipaddress.IPv6Network, prefix_length: int,
+                   reserved: set, needed: int) -> int:
+    """How many ``/prefix_length`` prefixes of ``subnet`` keep an address outside ``reserved`` (at least ``needed``
+    without counting them one by one: each reserved address can take at most one prefix)."""
+    total = 2 ** (prefix_length - subnet.prefixlen)
+    if total - len(reserved) >= needed:
+        return total - len(reserved)
+    return sum(1 for prefix in subnet.subnets(new_prefix=prefix_length)
+               if prefix.num_addresses > sum(1 for address in reserved if address in prefix))
+
+
+def _cidr_pool(rail: Mapping, chosen: Mapping, hosts: int, subnets_from: str) -> dict:
+    """The nv-ipam CIDRPool of a rail: one ``perNodeNetworkPrefix`` prefix of the rail's subnet per node."""
+    subnet = rail["subnet"]
+    name = "network_operator_ipam_per_node_prefix_length"
+    prefix_length = _integer(name, chosen["ipam_per_node_prefix_length"], 1)
+    if not subnet.prefixlen < prefix_length <= subnet.max_prefixlen:
+        raise ClusterRoleError(f"{rail['name']} subnet {subnet} ({subnets_from}): {name} {prefix_length} must be "
+                               f"longer than /{subnet.prefixlen} and at most /{subnet.max_prefixlen}")
+    reserved = set(rail["host_addresses"])
+    if subnet.version == 4 and subnet.prefixlen < 31:
+        reserved |= {subnet.network_address, subnet.broadcast_address}
+    free = _free_prefixes(subnet, prefix_length, reserved, hosts)
+    if free < hosts:
+        raise ClusterRoleError(f"{rail['name']} subnet {subnet} ({subnets_from}): {name} {prefix_length} leaves "
+                               f"{free} /{prefix_length} prefixes with a free address beside the hosts' own "
+                               f"addresses, {hosts} hosts need one each")
+    spec: dict[str, t.Any] = {"cidr": str(subnet), "perNodeNetworkPrefix": prefix_length,
+                              "exclusions": _ranges(rail["host_addresses"]), "nodeSelector": NIC_NODE_SELECTOR}
+    if chosen["ipam_gateway_index"] is not None:
+        gateway = _integer("network_operator_ipam_gateway_index", chosen["ipam_gateway_index"], 0)
+        size = 2 ** (subnet.max_prefixlen - prefix_length)
+        if gateway >= size:
+            raise ClusterRoleError(f"network_operator_ipam_gateway_index {gateway} is outside a /{prefix_length} "
+                                   f"prefix of {rail['name']} ({size} addresses)")
+        spec["gatewayIndex"] = gateway
+    return {"apiVersion": NV_IPAM, "kind": "CIDRPool",
+            "metadata": {"name": rail["name"], "namespace": chosen["namespace"]}, "spec": spec}
+
+
 def network_operator_resources(hostvars: Mapping, hosts: t.Sequence[str], settings: Mapping | None = None) -> dict:
-    """Return ``{policy, networks, ippools, rails, decisions}``; see the filter documentation.
+    """Return ``{policy, networks, ippools, cidrpools, rails, decisions}``; see the filter documentation.
 
     Raises :class:`ClusterRoleError` naming the host and the variable.
     """
@@ -280,8 +343,9 @@ def network_operator_resources(hostvars: Mapping, hosts: t.Sequence[str], settin
     if ofed == "container" and not chosen["ofed_driver_version"]:
         raise ClusterRoleError(f"the OFED driver container is needed ({ofed_reason}) but "
                                "network_operator_ofed_driver_version is empty (a doca-driver image tag)")
+    cidr_pools = chosen["ipam_pool_kind"] == "cidrpool"
     block = int(chosen["ipam_block_size"])
-    if block < 1:
+    if block < 1 and not cidr_pools:
         raise ClusterRoleError(f"network_operator_ipam_block_size must be at least 1, got {block}")
     version = str(chosen["image_version"])
     policy_spec: dict[str, t.Any] = {
@@ -316,8 +380,9 @@ def network_operator_resources(hostvars: Mapping, hosts: t.Sequence[str], settin
         device_plugin = _image(chosen, "sriov-network-device-plugin", version, pull_secrets)
         policy_spec["sriovDevicePlugin"] = dict(device_plugin,
                                                 config=json.dumps(resources, indent=2, sort_keys=True))
-    ippools = []
-    for rail in rails:
+    ippools: list[dict] = []
+    cidrpools = [_cidr_pool(rail, chosen, len(facts), subnets_from) for rail in rails] if cidr_pools else []
+    for rail in [] if cidr_pools else rails:
         subnet = rail["subnet"]
         excluded = len(set(rail["host_addresses"]))
         usable = subnet.num_addresses - excluded - (2 if subnet.version == 4 else 1)
@@ -326,7 +391,7 @@ def network_operator_resources(hostvars: Mapping, hosts: t.Sequence[str], settin
                 f"{rail['name']} subnet {subnet} ({subnets_from}): network_operator_ipam_block_size {block} for "
                 f"{len(facts)} hosts needs {block * len(facts)} addresses, {usable} are left after the hosts' "
                 "own addresses")
-        ippools.append({"apiVersion": "nv-ipam.nvidia.com/v1alpha1", "kind": "IPPool",
+        ippools.append({"apiVersion": NV_IPAM, "kind": "IPPool",
                         "metadata": {"name": rail["name"], "namespace": chosen["namespace"]},
                         "spec": {"subnet": str(subnet), "perNodeBlockSize": block,
                                  "exclusions": _ranges(rail["host_addresses"]),
@@ -335,5 +400,6 @@ def network_operator_resources(hostvars: Mapping, hosts: t.Sequence[str], settin
               "metadata": {"name": "nic-cluster-policy"}, "spec": policy_spec}
     shown = [dict(rail, subnet=str(rail["subnet"]), host_addresses=[str(a) for a in rail["host_addresses"]])
              for rail in rails]
-    return {"policy": policy, "networks": networks, "ippools": ippools, "rails": shown,
-            "decisions": {"ofed": {"mode": ofed, "reason": ofed_reason}, "subnets": subnets_from}}
+    return {"policy": policy, "networks": networks, "ippools": ippools, "cidrpools": cidrpools, "rails": shown,
+            "decisions": {"ofed": {"mode": ofed, "reason": ofed_reason}, "subnets": subnets_from,
+                          "pool_kind": POOL_KINDS[chosen["ipam_pool_kind"]]}}

@@ -154,3 +154,64 @@ def test_bad_input_fails_before_any_change(api_client, cluster, runner, tmp_path
     assert result.changed == 0, result.output
     names = [ns.metadata.name for ns in client.CoreV1Api(api_client).list_namespace().items]
     assert namespace not in names
+
+
+# The GPUCluster path (experimental upstream): the operator deploys the DRA driver from a GPUCluster. The harness
+# serves Kubernetes 1.35, so the refusal by version is the gpu_cluster_refusals filter's unit tests.
+ONLY_THE_OPERATOR = {"gpufabric_cluster_roles": ["gpu_operator"]}
+
+
+def gpu_cluster_playbook(runner, cluster):
+    path = runner.role_playbook("gpu_operator", chart_vars(cluster, gpu_operator_dra_driver_via_gpu_cluster=True))
+    return path.rename(path.with_name("gpu-cluster.yml"))
+
+
+def test_gpu_cluster_path_refused_before_any_change_naming_the_reason(api_client, cluster, runner, installed):
+    playbook = gpu_cluster_playbook(runner, cluster)
+    before = cluster.run("helm", "history", RELEASE, "-n", NAMESPACE, "-o", "json").stdout
+    # The ClusterPolicy of the installed release is there.
+    policy_only = runner.run(playbook, extra_vars=ONLY_THE_OPERATOR)
+    assert policy_only.rc != 0 and policy_only.changed == 0, policy_only.output
+    output = " ".join(policy_only.output.split())
+    assert "gpu_operator_dra_driver_via_gpu_cluster is true but the GPUCluster path is refused, nothing changed: " \
+           "ClusterPolicy cluster-policy exists" in output, policy_only.output
+    assert "gpufabric.cluster.dra_driver" not in output
+    # With the site's default cluster roles the dra_driver role is applied too: both are named.
+    both = runner.run(playbook)
+    assert both.rc != 0 and both.changed == 0, both.output
+    assert "gpu_operator_dra_driver_via_gpu_cluster and the role gpufabric.cluster.dra_driver exclude each other, " \
+           "and the site applies both (gpufabric_cluster_roles: gpu_operator, network_operator, dra_driver)" in \
+           " ".join(both.output.split()), both.output
+    checked = runner.run(playbook, "--check", extra_vars=ONLY_THE_OPERATOR)
+    assert checked.rc != 0 and checked.changed == 0, checked.output
+    assert cluster.run("helm", "history", RELEASE, "-n", NAMESPACE, "-o", "json").stdout == before
+
+
+def test_gpu_cluster_path_on_a_cluster_without_cluster_policy(api_client, cluster, runner, installed, waiter):
+    custom = client.CustomObjectsApi(api_client)
+    # A new installation (upstream supports no in-place move): the ClusterPolicy release goes first.
+    with role_runner.HookCompleter(cluster):
+        cluster.run("helm", "uninstall", RELEASE, "--namespace", NAMESPACE, "--wait", "--timeout", "2m")
+    cluster.run("kubectl", "delete", "clusterpolicies.nvidia.com", "--all", "--wait=true", check=False)
+    waiter("no ClusterPolicy", lambda: not custom.list_cluster_custom_object("nvidia.com", "v1",
+                                                                             "clusterpolicies")["items"])
+    playbook = gpu_cluster_playbook(runner, cluster)
+    try:
+        checked = runner.run(playbook, "--check", extra_vars=ONLY_THE_OPERATOR)
+        assert checked.rc == 0 and checked.changed > 0, checked.output
+        assert custom.list_cluster_custom_object("nvidia.com", "v1alpha1", "gpuclusters")["items"] == []
+        first = runner.run(playbook, extra_vars=ONLY_THE_OPERATOR)
+        assert first.rc == 0, first.output
+        assert "DRA driver: gpu_cluster" in " ".join(first.output.split())
+        values = yaml.safe_load(cluster.run("helm", "get", "values", RELEASE, "-n", NAMESPACE, "-o", "yaml").stdout)
+        assert values["gpuCluster"] == {"deployCR": True} and values["clusterPolicy"] == {"deployCR": False}
+        gpu_cluster = custom.get_cluster_custom_object("nvidia.com", "v1alpha1", "gpuclusters", "gpu-cluster")
+        assert gpu_cluster["spec"]["draDriver"]["computeDomains"]["enabled"] is True
+        assert custom.list_cluster_custom_object("nvidia.com", "v1", "clusterpolicies")["items"] == []
+        again = runner.run(playbook, extra_vars=ONLY_THE_OPERATOR)
+        assert again.rc == 0 and again.changed == 0, again.output
+    finally:
+        with role_runner.HookCompleter(cluster):
+            cluster.run("helm", "uninstall", RELEASE, "--namespace", NAMESPACE, "--wait", "--timeout", "2m",
+                        check=False)
+        cluster.run("kubectl", "delete", "gpuclusters.nvidia.com", "--all", "--wait=false", check=False)

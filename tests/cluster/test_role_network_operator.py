@@ -248,6 +248,56 @@ def test_without_nv_ipam_the_role_waits_and_fails_naming_the_timeout(api_client,
     assert failed.changed == 0, failed.output
 
 
+def test_cidr_pools_created_on_the_rail_plan_and_read_back(api_client, cluster, gpu_facts, rail_plan, runner,
+                                                           installed, shared_dir, waiter):
+    """network_operator_ipam_pool_kind: cidrpool against nv-ipam's real CIDRPool CRD (../shared/reference/crds)."""
+    crd = shared_dir / "reference" / "crds" / "nv-ipam-HEAD-nv-ipam.nvidia.com_cidrpools.yaml"
+    objects = custom(api_client)
+    cluster.run("kubectl", "apply", "--server-side", "-f", str(crd))
+    try:
+        waiter("the CIDRPool CRD served", lambda: cluster.run(
+            "kubectl", "get", "cidrpools.nv-ipam.nvidia.com", "-A", check=False).returncode == 0, timeout=60)
+        # 18 trays at .1 .. .18 of each /24: a /28 per node leaves 15 prefixes with a free address, refused by name.
+        small = runner.run(playbook_of(runner, "cidrpools-small", role_vars(
+            network_operator_ipam_pool_kind="cidrpool", network_operator_ipam_per_node_prefix_length=28)), "--check")
+        assert small.rc != 0 and small.changed == 0, small.output
+        assert ("network_operator_ipam_per_node_prefix_length 28 leaves 15 /28 prefixes with a free address beside "
+                "the hosts' own addresses, 18 hosts need one each") in " ".join(small.output.split()), small.output
+        playbook = playbook_of(runner, "cidrpools", role_vars(network_operator_ipam_pool_kind="cidrpool"))
+        checked = runner.run(playbook, "--check")
+        assert checked.rc == 0 and checked.changed > 0, checked.output
+        assert objects.list_namespaced_custom_object("nv-ipam.nvidia.com", "v1alpha1", NAMESPACE,
+                                                     "cidrpools")["items"] == []
+        done = runner.run(playbook)
+        assert done.rc == 0, done.output
+        from ansible_collections.gpufabric.cluster.plugins.filter.network_operator_resources import (
+            network_operator_resources,
+        )
+
+        hostvars = {host: {"ansible_facts": {"gpufabric": gpu_facts}, "rdma_network_rail_plan": rail_plan[host]}
+                    for host in cluster.gpu_nodes}
+        sent = network_operator_resources(hostvars, list(cluster.gpu_nodes), {
+            "image_pull_secrets": ["network-operator-registry"], "ipam_pool_kind": "cidrpool"})["cidrpools"]
+        held = {item["metadata"]["name"]: item for item in objects.list_namespaced_custom_object(
+            "nv-ipam.nvidia.com", "v1alpha1", NAMESPACE, "cidrpools")["items"]}
+        assert sorted(held) == [f"rail{index}" for index in range(4)]
+        for pool in sent:
+            assert held_as_sent(held[pool["metadata"]["name"]], pool) == []
+        assert [held[f"rail{i}"]["spec"]["cidr"] for i in range(4)] == [rail["ipv4"] for rail in RAILS]
+        assert {held[name]["spec"]["perNodeNetworkPrefix"] for name in held} == {29}
+        assert held["rail0"]["spec"]["exclusions"] == [{"startIP": "172.31.0.1", "endIP": "172.31.0.18"}]
+        networks = objects.list_cluster_custom_object("mellanox.com", "v1alpha1", "ipoibnetworks")["items"]
+        assert {json.loads(n["spec"]["ipam"])["poolType"] for n in networks} == {"cidrpool"}
+        again = runner.run(playbook)
+        assert again.rc == 0 and again.changed == 0, again.output
+    finally:
+        cluster.run("kubectl", "delete", "cidrpools.nv-ipam.nvidia.com", "--all", "-n", NAMESPACE, check=False)
+        cluster.run("kubectl", "delete", "-f", str(crd), "--wait=true", check=False)
+        # The networks back on IPPools, as the other tests expect them.
+        restored = runner.run(installed["playbook"], *WITHOUT_IPPOOLS)
+        assert restored.rc == 0, restored.output
+
+
 @pytest.mark.parametrize(
     ("extra", "message"),
     [

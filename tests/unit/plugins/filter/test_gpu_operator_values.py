@@ -151,3 +151,20 @@ def test_dma_buf_decides_on_codes(reasons, operator_driver, expected):
 
     assert blocking_messages({"supported": False, "reasons": reasons}, operator_driver) == expected
     assert blocking_messages({"supported": True, "reasons": []}, operator_driver) == []
+
+
+def test_gpu_cluster_path_deploys_the_gpu_cluster_instead_of_the_cluster_policy(fleet_facts):
+    trays = hostvars(a=fleet_facts["gb200_tray"])
+    plain = gpu_operator_values(trays, ["a"])
+    assert "clusterPolicy" not in plain["values"] and "gpuCluster" not in plain["values"]
+    assert plain["decisions"]["dra_driver"]["mode"] == "none"
+    result = gpu_operator_values(trays, ["a"], {"dra_driver_via_gpu_cluster": "true"})
+    assert result["values"]["clusterPolicy"] == {"deployCR": False}
+    assert result["values"]["gpuCluster"] == {"deployCR": True}
+    # The hosts' own driver: no NVIDIADriver needed.
+    assert "nvidiaDriverCRD" not in result["values"]["driver"]
+    assert result["decisions"]["dra_driver"]["mode"] == "gpu_cluster"
+    operator = gpu_operator_values(trays, ["a"], {"dra_driver_via_gpu_cluster": True, "driver": "operator"})
+    assert operator["values"]["driver"]["nvidiaDriverCRD"] == {"enabled": True}
+    with pytest.raises(AnsibleFilterError, match="gpu_operator_dra_driver_via_gpu_cluster"):
+        gpu_operator_values(trays, ["a"], {"dra_driver_via_gpu_cluster": "maybe"})

@@ -5,11 +5,16 @@
 
 from __future__ import annotations
 
+import collections
 import copy
+import ipaddress
 import json
+import re
 
+import hypothesis
 import pytest
 from ansible.errors import AnsibleFilterError
+from hypothesis import strategies as st
 
 from ansible_collections.gpufabric.cluster.plugins.filter.network_operator_resources import (
     FilterModule,
@@ -141,3 +146,95 @@ def test_rails_must_agree_between_hosts(tray):
     hosts["t1"]["ansible_facts"]["gpufabric"]["connectx"]["ports"].pop()
     with pytest.raises(AnsibleFilterError, match="different numbers of ConnectX ports"):
         network_operator_resources(hosts, ["t0", "t1"])
+
+
+def test_cidr_pools_on_the_rail_plan_with_per_node_prefixes(tray):
+    hosts = planned(tray)
+    ippools = network_operator_resources(hosts, ["t0", "t1", "t2"])
+    result = network_operator_resources(hosts, ["t0", "t1", "t2"], {"ipam_pool_kind": "cidrpool"})
+    assert result["ippools"] == [] and ippools["cidrpools"] == []
+    assert result["decisions"]["pool_kind"] == "CIDRPool" and ippools["decisions"]["pool_kind"] == "IPPool"
+    assert [p["kind"] for p in result["cidrpools"]] == ["CIDRPool"] * 4
+    assert result["cidrpools"][1] == {
+        "apiVersion": "nv-ipam.nvidia.com/v1alpha1", "kind": "CIDRPool",
+        "metadata": {"name": "rail1", "namespace": "nvidia-network-operator"},
+        "spec": {"cidr": "172.31.1.0/24", "perNodeNetworkPrefix": 29,
+                 "exclusions": [{"startIP": "172.31.1.10", "endIP": "172.31.1.12"}],
+                 "nodeSelector": ippools["ippools"][1]["spec"]["nodeSelector"]}}
+    # The networks ask nv-ipam for the CIDRPool of the same name; with IPPools they stay as they were.
+    assert json.loads(result["networks"][0]["spec"]["ipam"]) == {
+        "type": "nv-ipam", "poolName": "rail0", "poolType": "cidrpool"}
+    assert json.loads(ippools["networks"][0]["spec"]["ipam"]) == {"type": "nv-ipam", "poolName": "rail0"}
+    assert result["policy"] == ippools["policy"] and result["rails"] == ippools["rails"]
+    gateway = network_operator_resources(hosts, ["t0", "t1", "t2"], {
+        "ipam_pool_kind": "cidrpool", "ipam_per_node_prefix_length": 28, "ipam_gateway_index": 0})
+    assert {(p["spec"]["perNodeNetworkPrefix"], p["spec"]["gatewayIndex"]) for p in gateway["cidrpools"]} == {(28, 0)}
+
+
+def test_cidr_pools_on_ipv6_rails(tray):
+    rails = [{"ipv6": f"fd00:{i}::/64"} for i in range(5)]
+    result = network_operator_resources(fleet(tray, 2), ["t0", "t1"], {
+        "rails": rails, "ipam_pool_kind": "cidrpool", "ipam_per_node_prefix_length": 120})
+    assert [(p["spec"]["cidr"], p["spec"]["perNodeNetworkPrefix"]) for p in result["cidrpools"]][:2] == [
+        ("fd00::/64", 120), ("fd00:1::/64", 120)]
+    assert result["cidrpools"][0]["spec"]["exclusions"] == [{"startIP": "fd00::1", "endIP": "fd00::2"}]
+
+
+@pytest.mark.parametrize(("settings", "message"), [
+    ({"ipam_per_node_prefix_length": 24}, "rail0 subnet 192.168.128.0/24 .network_operator_ipam_cidr "
+                                          "192.168.128.0/17.: network_operator_ipam_per_node_prefix_length 24 must "
+                                          "be longer than /24 and at most /32"),
+    ({"ipam_per_node_prefix_length": 33}, "at most /32"),
+    ({"ipam_per_node_prefix_length": 0}, "ipam_per_node_prefix_length must be a whole number of at least 1, got 0"),
+    ({"ipam_per_node_prefix_length": "29"}, "ipam_per_node_prefix_length must be a number, got '29'"),
+    ({"ipam_per_node_prefix_length": True}, "ipam_per_node_prefix_length must be a number, got True"),
+    ({"ipam_per_node_prefix_length": 28.5}, "must be a whole number of at least 1, got 28.5"),
+    ({"ipam_per_node_prefix_length": 25}, "leaves 2 /25 prefixes with a free address beside the hosts' own addresses, "
+                                          "3 hosts need one each"),
+    ({"ipam_gateway_index": 8}, "network_operator_ipam_gateway_index 8 is outside a /29 prefix of rail0 .8 addresses."),
+    ({"ipam_gateway_index": -1}, "ipam_gateway_index must be a whole number of at least 0, got -1"),
+    ({"ipam_gateway_index": "0"}, "ipam_gateway_index must be a number, got '0'"),
+])
+def test_bad_cidr_pool_input(tray, settings, message):
+    with pytest.raises(AnsibleFilterError, match=message):
+        network_operator_resources(fleet(tray), ["t0", "t1", "t2"], {"ipam_pool_kind": "cidrpool", **settings})
+
+
+def test_bad_pool_kind(tray):
+    with pytest.raises(AnsibleFilterError, match="network_operator_ipam_pool_kind must be one of ippool, cidrpool, "
+                                                 "got 'CIDRPool'"):
+        network_operator_resources(fleet(tray, 1), ["t0"], {"ipam_pool_kind": "CIDRPool"})
+
+
+@hypothesis.given(prefix=st.integers(16, 30), per_node=st.integers(14, 33), count=st.integers(1, 40),
+                  offset=st.integers(1, 40), gateway=st.one_of(st.none(), st.integers(-1, 300)))
+@hypothesis.settings(max_examples=80, deadline=None,
+                     suppress_health_check=[hypothesis.HealthCheck.function_scoped_fixture])
+def test_cidr_pools_give_every_host_a_prefix_or_fail_naming_why(tray, prefix, per_node, count, offset, gateway):
+    """Every host can get a per-node prefix with a free address, or the filter says which setting is wrong."""
+    same = {"ansible_facts": {"gpufabric": tray}}
+    hosts = {f"t{i}": same for i in range(count)}
+    settings_ = {"ipam_pool_kind": "cidrpool", "ipam_prefix_length": prefix, "ipam_per_node_prefix_length": per_node,
+                 "address_offset": offset, "ipam_cidr": f"10.0.0.0/{prefix - 3}", "ipam_gateway_index": gateway}
+    try:
+        result = network_operator_resources(hosts, list(hosts), settings_)
+    except AnsibleFilterError as exc:
+        assert re.search(r"network_operator_(ipam_per_node_prefix_length|ipam_gateway_index) |is too small for "
+                         r"\d+ hosts", str(exc)), exc
+        return
+    for pool, rail in zip(result["cidrpools"], result["rails"], strict=True):
+        subnet = ipaddress.ip_network(pool["spec"]["cidr"])
+        assert str(subnet) == rail["subnet"] and pool["spec"]["perNodeNetworkPrefix"] == per_node
+        excluded = {ipaddress.ip_address(a) for a in rail["host_addresses"]}
+        ranges = [(ipaddress.ip_address(r["startIP"]), ipaddress.ip_address(r["endIP"]))
+                  for r in pool["spec"]["exclusions"]]
+        assert {ipaddress.ip_address(int(start) + i) for start, end in ranges
+                for i in range(int(end) - int(start) + 1)} == excluded
+        reserved = excluded | {subnet.network_address, subnet.broadcast_address}
+        # The blocks all of whose addresses are reserved, counted from the reserved addresses.
+        per_block = collections.Counter(int(address) >> (32 - per_node) for address in reserved)
+        full = sum(1 for used in per_block.values() if used == 2 ** (32 - per_node))
+        free = 2 ** (per_node - subnet.prefixlen) - full
+        assert free >= count
+        assert pool["spec"].get("gatewayIndex") == gateway
+        assert 0 <= (gateway or 0) < 2 ** (32 - per_node)
