@@ -192,7 +192,7 @@ def test_compute_domain_with_wrong_channel_is_rejected(api_client, installed, sh
         ("masked", {"gpufabric_min_driver_version": "999.0.0"},
          "older than 999.0.0 (dra_driver_min_driver_version)"),
         ("unmasked", {"gpufabric_imex_mode": "host"},
-         "gpufabric_imex_mode is host (the host nvidia-imex service runs IMEX) but dra_driver_compute_domains is true"),
+         "dra_driver_imex_mode is host (the host nvidia-imex service runs IMEX; it defaults to gpufabric_imex_mode)"),
         # dra_host_managed needs 0.5 or later: the prerequisites hold (every host READY), the chart is refused
         ("host-managed", {"gpufabric_imex_mode": "dra_host_managed"},
          "dra_driver_imex_mode is dra_host_managed but the chart is dra-driver-nvidia-gpu 0.4.1: host-managed IMEX"),

@@ -17,9 +17,16 @@ import yaml
 from ansible.plugins.filter.core import FilterModule as CoreFilters
 
 from ansible_collections.gpufabric.cluster.plugins.filter.compute_domain_placement import compute_domain_placement
+from ansible_collections.gpufabric.cluster.plugins.filter.compute_domain_spec import compute_domain_spec
 from ansible_collections.gpufabric.cluster.plugins.filter.nccl_rdma_plan import nccl_rdma_plan
 
 ROLE = os.path.join(os.path.dirname(__file__), "..", "..", "..", "..", "roles", "validate_nccl")
+SHARED = os.path.normpath(os.path.join(os.path.dirname(__file__), "..", "..", "..", "..", "..", "shared"))
+# The ComputeDomain CRDs of the charts under test (read in place, never copied).
+CHART_CRDS = {
+    "25.12.0": "charts/nvidia-dra-driver-gpu/crds/resource.nvidia.com_computedomains.yaml",
+    "0.4.1": "charts/dra-driver-nvidia-gpu-0.4.1/crds/resource.nvidia.com_computedomains.yaml",
+}
 CLIQUE = "3c1a5f2e-9b7d-4c2a-8e6f-1d0b7a9c4e21.2"
 
 
@@ -87,8 +94,18 @@ def test_nvlink_job_in_a_compute_domain_placed_by_the_clique(nvlink_placement):
         {"key": "nvidia.com/gpu.clique", "operator": "In", "values": [CLIQUE]}]
     assert "hostNetwork" not in worker_spec and "annotations" not in job["spec"]["mpiReplicaSpecs"]["Worker"][
         "template"]["metadata"]
-    domain = render("compute_domain.yml.j2", __validate_nccl_placement=nvlink_placement)
-    assert domain["spec"] == {"numNodes": 2, "channel": {"resourceClaimTemplate": {"name": "nccl-tests-channel"}}}
+
+
+@pytest.mark.parametrize(("chart", "api_version", "num_nodes"),
+                         [("25.12.0", "resource.nvidia.com/v1beta1", 2), ("0.4.1", "resource.nvidia.com/v1beta1", 0)])
+def test_compute_domain_is_written_as_the_installed_crd_serves_it(nvlink_placement, chart, api_version, num_nodes):
+    with open(os.path.join(SHARED, CHART_CRDS[chart]), encoding="utf-8") as handle:
+        crd = yaml.safe_load(handle)
+    spec = compute_domain_spec([crd], len(nvlink_placement["nodes"]))
+    domain = render("compute_domain.yml.j2", __validate_nccl_placement=nvlink_placement, __validate_nccl_cd_spec=spec)
+    assert domain["apiVersion"] == api_version
+    assert domain["spec"] == {"numNodes": num_nodes,
+                              "channel": {"resourceClaimTemplate": {"name": "nccl-tests-channel"}}}
 
 
 def test_rdma_job_one_rank_per_gpu_with_the_rails_and_gpudirect(rdma_placement):
