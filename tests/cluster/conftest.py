@@ -102,21 +102,49 @@ def api_client(cluster):
 
 
 @pytest.fixture
-def namespace(api_client, request):
-    """A fresh namespace for one test, deleted afterwards (without waiting for it to go)."""
+def make_namespace(api_client):
+    """Create fresh test namespaces by name, each returned once its default service account (which pods need and
+    the controller-manager adds) exists; all deleted afterwards (without waiting for them to go)."""
     from kubernetes import client
 
     core = client.CoreV1Api(api_client)
-    name = re.sub(r"[^a-z0-9-]", "-", request.node.name.lower())[:40].strip("-") + "-" + uuid.uuid4().hex[:6]
-    core.create_namespace({"metadata": {"name": name, "labels": {"gpufabric.cluster/test": "true"}}})
-    # Pods need the namespace's default service account, which the controller-manager adds.
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        if any(sa.metadata.name == "default" for sa in core.list_namespaced_service_account(name).items):
-            break
-        time.sleep(0.2)
-    yield name
-    core.delete_namespace(name)
+    made = []
+
+    def make(name: str) -> str:
+        core.create_namespace({"metadata": {"name": name, "labels": {"gpufabric.cluster/test": "true"}}})
+        made.append(name)
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            if any(sa.metadata.name == "default" for sa in core.list_namespaced_service_account(name).items):
+                break
+            time.sleep(0.2)
+        return name
+
+    yield make
+    for name in made:
+        core.delete_namespace(name)
+
+
+@pytest.fixture
+def namespace(make_namespace, request):
+    """A fresh namespace for one test, deleted afterwards."""
+    return make_namespace(re.sub(r"[^a-z0-9-]", "-", request.node.name.lower())[:40].strip("-") + "-"
+                          + uuid.uuid4().hex[:6])
+
+
+@pytest.fixture
+def served(cluster):
+    """serve_logs bound to the session's harness; every ClusterLogs it made is removed afterwards."""
+    api = harness.Api(cluster.server, Path(cluster.state["run_dir"]) / "pki")
+    names = []
+
+    def serve(name, log_file, **selector):
+        names.append(name)
+        return harness.serve_logs(api, Path(cluster.state["run_dir"]), name, log_file, **selector)
+
+    yield serve
+    for name in names:
+        harness.unserve_logs(api, name)
 
 
 def wait_until(what: str, check, timeout: float = 120.0, interval: float = 0.5):

@@ -56,6 +56,19 @@ def masked_imex(facts: dict) -> dict:
     return changed
 
 
+def dra_driver_vars(**extra) -> dict:
+    """The dra_driver role's variables of the cluster tests: the 0.4.1 chart from ../shared, no chart repository,
+    ComputeDomains only (GPU resources off by intent: the GPU Operator's device plugin serves them), and ``extra``."""
+    return {
+        "dra_driver_hosts": "{{ groups['gpu_nodes'] }}",
+        "dra_driver_chart_path": str(CHARTS / "dra-driver-nvidia-gpu-0.4.1"),
+        "dra_driver_chart_repo_url": "http://127.0.0.1:9/unreachable",
+        "dra_driver_gpus": "disabled",
+        "dra_driver_wait_timeout": "5m",
+        **extra,
+    }
+
+
 @dataclasses.dataclass
 class Result:
     """One ansible-playbook run."""

@@ -115,18 +115,9 @@ def claim_template(api_client, namespace: str, name: str):
 
 
 @pytest.fixture
-def other_namespace(api_client, namespace):
+def other_namespace(make_namespace, namespace):
     """A second fresh namespace (a second tenant), deleted afterwards."""
-    core = client.CoreV1Api(api_client)
-    name = f"{namespace[:50]}-b"
-    core.create_namespace({"metadata": {"name": name, "labels": {"gpufabric.cluster/test": "true"}}})
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        if any(sa.metadata.name == "default" for sa in core.list_namespaced_service_account(name).items):
-            break
-        time.sleep(0.2)
-    yield name
-    core.delete_namespace(name)
+    return make_namespace(f"{namespace[:50]}-b")
 
 
 def test_every_tray_publishes_a_channel_and_a_daemon(api_client, cluster):

@@ -82,21 +82,6 @@ def clients(api_client):
     return client.CoreV1Api(api_client), client.BatchV1Api(api_client), client.CustomObjectsApi(api_client)
 
 
-@pytest.fixture
-def served(cluster):
-    """serve_logs bound to the session's harness; every ClusterLogs it made is removed afterwards."""
-    api = harness.Api(cluster.server, Path(cluster.state["run_dir"]) / "pki")
-    names = []
-
-    def serve(name, log_file, **selector):
-        names.append(name)
-        return harness.serve_logs(api, Path(cluster.state["run_dir"]), name, log_file, **selector)
-
-    yield serve
-    for name in names:
-        harness.unserve_logs(api, name)
-
-
 def condition(custom, namespace: str, name: str, kind: str):
     item = custom.get_namespaced_custom_object(*MPIJOBS[:2], namespace, MPIJOBS[2], name)
     return next(

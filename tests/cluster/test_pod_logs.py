@@ -34,20 +34,6 @@ def api(cluster):
     return harness.Api(cluster.server, Path(cluster.state["run_dir"]) / "pki")
 
 
-@pytest.fixture
-def served(api, cluster):
-    """serve_logs bound to the session's harness; every ClusterLogs it made is removed afterwards."""
-    names = []
-
-    def serve(name, log_file, **selector):
-        names.append(name)
-        return harness.serve_logs(api, Path(cluster.state["run_dir"]), name, log_file, **selector)
-
-    yield serve
-    for name in names:
-        harness.unserve_logs(api, name)
-
-
 def running(core, namespace, name):
     item = core.read_namespaced_pod(name, namespace)
     return item.status.phase == "Running" and item

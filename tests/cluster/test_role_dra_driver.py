@@ -56,15 +56,7 @@ def make_runner(cluster, directory, facts):
 
 
 def role_vars(**extra):
-    return {
-        "dra_driver_hosts": "{{ groups['gpu_nodes'] }}",
-        "dra_driver_chart_path": str(role_runner.CHARTS / "dra-driver-nvidia-gpu-0.4.1"),
-        "dra_driver_chart_repo_url": "http://127.0.0.1:9/unreachable",
-        # No GPU Operator in this module: GPU resources off by intent, ComputeDomains only.
-        "dra_driver_gpus": "disabled",
-        "dra_driver_wait_timeout": "5m",
-        **extra,
-    }
+    return role_runner.dra_driver_vars(**extra)
 
 
 @pytest.fixture(scope="module")

@@ -26,15 +26,7 @@ CLUSTER_POLICY_CRD = GPU_OPERATOR_CHART / "crds" / "nvidia.com_clusterpolicies.y
 
 
 def role_vars(**extra):
-    return {
-        "dra_driver_hosts": "{{ groups['gpu_nodes'] }}",
-        "dra_driver_chart_path": str(role_runner.CHARTS / "dra-driver-nvidia-gpu-0.4.1"),
-        "dra_driver_chart_repo_url": "http://127.0.0.1:9/unreachable",
-        # The GPU Operator's device plugin serves the GPUs: ComputeDomains only.
-        "dra_driver_gpus": "disabled",
-        "dra_driver_wait_timeout": "5m",
-        **extra,
-    }
+    return role_runner.dra_driver_vars(**extra)
 
 
 def set_label(core, node: str, value: str | None):
