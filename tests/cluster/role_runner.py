@@ -141,7 +141,8 @@ class Runner:
 
 
 class HookCompleter:
-    """While a play runs, finish the pods of Helm hook Jobs (kwok runs pods, no container ends them)."""
+    """While a play runs, finish the pods of Helm hook Jobs and the pods a ClusterLogs marked to complete serves
+    (kwok runs pods, no container ends them), as ``up --complete-helm-hooks`` does for the molecule scenarios."""
 
     def __init__(self, cluster, interval: float = 1.0):
         self.cluster = cluster
@@ -163,5 +164,6 @@ class HookCompleter:
         while not self.stop.wait(self.interval):
             try:
                 self.completed += harness.complete_helm_hook_pods(api)
+                self.completed += harness.complete_served_pods(api)
             except Exception:  # the API server may be busy; the next round tries again
                 continue

@@ -7,8 +7,12 @@ The dra-driver-nvidia-gpu 0.4.1 chart (the dra_driver role's default) is install
 controller built from sigs.k8s.io/dra-driver-nvidia-gpu v0.4.1 (``start_compute_domain_controller``) and has
 published, at ``up``, the compute-domain ResourceSlices of every tray (what the kubelet plugin publishes). A
 ComputeDomain gets its channel ResourceClaimTemplate from the controller; a pod claiming it is placed by the real
-kube-scheduler, whose DRA allocator allocates a tray's ``channel-0``. A pod of another namespace cannot use that
-template: templates are namespaced, its claim is never created and the pod is never scheduled.
+kube-scheduler, whose DRA allocator allocates a tray's ``channel-0``. The harness's stand-in for the driver's
+kubelet plugin (TEST FIXTURE, ``cluster_harness.compute_domain_kubelet_plugin``) then prepares the claim as the
+plugin does: it labels the node with the domain, the controller's IMEX daemon DaemonSet starts a daemon there, and
+the pod starts once that daemon runs. A pod of another namespace cannot use that template: templates are namespaced,
+its claim is never created and the pod is never scheduled; a copy of the template is allocated but refused at
+prepare, so that pod never starts either, unless the namespace assertion is turned off.
 """
 
 from __future__ import annotations
@@ -17,69 +21,23 @@ import time
 from pathlib import Path
 
 import cluster_harness as harness
+import compute_domain_stack
 import pytest
-import role_runner
 from kubernetes import client
-from kubernetes.client.rest import ApiException
 
-RELEASE = "nvidia-dra-driver-gpu"
-DRA_NAMESPACE = "nvidia-dra-driver-gpu"
-CHART = "dra-driver-nvidia-gpu-0.4.1"
-CD_GROUP, CD_VERSION = "resource.nvidia.com", "v1beta1"
-CD_CRDS = ("computedomains.resource.nvidia.com", "computedomaincliques.resource.nvidia.com")
-VALUES = {
-    "resources.gpus.enabled": "false",
-    "resources.computeDomains.enabled": "true",
-    "webhook.enabled": "false",
-    "nvidiaDriverRoot": "/run/nvidia/driver",
-}
+DRA_NAMESPACE = compute_domain_stack.DRA_NAMESPACE
+CD_GROUP, CD_VERSION = compute_domain_stack.CD_GROUP, compute_domain_stack.CD_VERSION
 CHANNEL_CLASS = "compute-domain-default-channel.nvidia.com"
+DOMAIN_LABEL = compute_domain_stack.DOMAIN_LABEL
 # How long a pod of another namespace is watched not getting the channel.
 ISOLATION_SECONDS = 20
 
 
-def crd_names(api_client) -> set[str]:
-    crds = client.ApiextensionsV1Api(api_client).list_custom_resource_definition().items
-    return {crd.metadata.name for crd in crds}
-
-
 @pytest.fixture(scope="module")
 def controller(cluster, api_client, shared_dir, waiter):
-    """The 0.4.1 chart installed and the real compute-domain controller running; both gone afterwards (with the
-    ComputeDomain CRDs when this module brought them, so that later modules install their chart's own)."""
-    had_crds = set(CD_CRDS) & crd_names(api_client)
-    sets = [arg for key, value in VALUES.items() for arg in ("--set", f"{key}={value}")]
-    with role_runner.HookCompleter(cluster):
-        cluster.run("helm", "install", RELEASE, str(shared_dir / "charts" / CHART), "--namespace", DRA_NAMESPACE,
-                    "--create-namespace", "--wait", "--timeout", "5m", *sets)
-    run_dir = Path(cluster.state["run_dir"])
-    try:
-        process = harness.start_compute_domain_controller(run_dir, DRA_NAMESPACE)
+    """The 0.4.1 chart installed and the real compute-domain controller running; all gone afterwards."""
+    with compute_domain_stack.installed(cluster, api_client, shared_dir, waiter) as process:
         yield process
-        # The tests' namespaces go with their ComputeDomains; the controller removes what it made for them
-        # (finalizers, the IMEX daemon DaemonSets) before it stops.
-        waiter("the ComputeDomains and their DaemonSets to be gone", lambda: not leftovers(api_client), 120)
-    finally:
-        harness.stop_compute_domain_controller(run_dir)
-        with role_runner.HookCompleter(cluster):
-            cluster.run("helm", "uninstall", RELEASE, "--namespace", DRA_NAMESPACE, "--wait", "--timeout", "2m",
-                        check=False)
-        extensions = client.ApiextensionsV1Api(api_client)
-        for name in set(CD_CRDS) - had_crds:
-            try:
-                extensions.delete_custom_resource_definition(name)
-            except ApiException as error:
-                if error.status != 404:
-                    raise
-
-
-def leftovers(api_client) -> list[str]:
-    """The ComputeDomains of any namespace and the controller's DaemonSets still there."""
-    domains = client.CustomObjectsApi(api_client).list_cluster_custom_object(CD_GROUP, CD_VERSION, "computedomains")
-    daemonsets = client.AppsV1Api(api_client).list_namespaced_daemon_set(
-        DRA_NAMESPACE, label_selector="resource.nvidia.com/computeDomain").items
-    return [f"{d['metadata']['namespace']}/{d['metadata']['name']}" for d in domains["items"]] + [
-        f"{DRA_NAMESPACE}/{d.metadata.name}" for d in daemonsets]
 
 
 def compute_domain(name: str, template: str, num_nodes: int = 2) -> dict:
@@ -184,6 +142,20 @@ def test_pod_claiming_the_channel_is_scheduled_and_allocated(api_client, cluster
         ("channel", harness.COMPUTE_DOMAIN_DRIVER, pod.spec.node_name, "channel-0")
     ]
     assert [ref.name for ref in claim.status.reserved_for] == ["worker"]
+    # Prepared: the node carries the domain, the domain's IMEX daemon runs there, then the pod runs.
+    uid = claim.status.allocation.devices.config[0].opaque.parameters["domainID"]
+    node = waiter("the node's domain label", lambda: (
+        (n := core.read_node(pod.spec.node_name)).metadata.labels.get(DOMAIN_LABEL) == uid and n), 60)
+    assert node.metadata.labels[DOMAIN_LABEL] == uid
+    daemons = waiter("the domain's IMEX daemon on the node", lambda: [
+        d for d in core.list_namespaced_pod(DRA_NAMESPACE, label_selector=f"{DOMAIN_LABEL}={uid}").items
+        if d.spec.node_name == pod.spec.node_name and d.status.phase == "Running"], 60)
+    assert len(daemons) == 1
+    waiter("the pod to run", lambda: core.read_namespaced_pod("worker", namespace).status.phase == "Running", 60)
+    # Unprepared when the pod goes: the label goes, and with it the daemon.
+    core.delete_namespaced_pod("worker", namespace, grace_period_seconds=0)
+    waiter("the node's domain label to go", lambda: DOMAIN_LABEL not in (
+        core.read_node(pod.spec.node_name).metadata.labels or {}), 60)
 
 
 def test_pod_of_another_namespace_cannot_use_the_template(api_client, namespace, other_namespace, controller,
@@ -204,12 +176,9 @@ def test_pod_of_another_namespace_cannot_use_the_template(api_client, namespace,
     assert any('resourceclaimtemplate.resource.k8s.io "imex-channel" not found' in m for m in messages), messages
 
 
-def test_copied_template_in_another_namespace_is_allocated(api_client, namespace, other_namespace, controller,
-                                                           waiter):
-    """The allocator does not read the channel config: a copy of the template (the domain's ID in it) made in
-    another namespace gets a channel allocated. The refusal is the kubelet plugin's, at prepare (it asserts the
-    claim's namespace is the ComputeDomain's), and no kubelet plugin runs under kwok: the isolation check must
-    look at more than the allocation."""
+def copy_template_and_intrude(api_client, namespace, other_namespace, waiter):
+    """A copy of the domain's channel template in ``other_namespace`` and a pod claiming it; return the pod
+    once scheduled, with its claim, and the domain's template."""
     create_domain(api_client, namespace, "imex", "imex-channel")
     original = waiter("the channel claim template", lambda: claim_template(api_client, namespace, "imex-channel"), 60)
     resource = client.ResourceV1Api(api_client)
@@ -225,7 +194,39 @@ def test_copied_template_in_another_namespace_is_allocated(api_client, namespace
     pod = waiter("the intruder to be scheduled", lambda: (
         (p := core.read_namespaced_pod("intruder", other_namespace)).spec.node_name and p), 60)
     claim_name = pod.status.resource_claim_statuses[0].resource_claim_name
-    claim = resource.read_namespaced_resource_claim(claim_name, other_namespace)
+    return pod, resource.read_namespaced_resource_claim(claim_name, other_namespace), original
+
+
+def test_copied_template_in_another_namespace_is_allocated_and_refused_at_prepare(
+        api_client, namespace, other_namespace, controller, waiter):
+    """The allocator does not read the channel config: a copy of the template (the domain's ID in it) made in
+    another namespace gets a channel allocated. The refusal is the kubelet plugin's, at prepare: it asserts the
+    claim's namespace is the ComputeDomain's. The pod stays Pending, with the kubelet's event saying why."""
+    pod, claim, original = copy_template_and_intrude(api_client, namespace, other_namespace, waiter)
     assert claim.status.allocation.devices.results[0].device == "channel-0"
     assert claim.status.allocation.devices.config[0].opaque.parameters["domainID"] == original.metadata.labels[
-        "resource.nvidia.com/computeDomain"]
+        DOMAIN_LABEL]
+    core = client.CoreV1Api(api_client)
+    events = waiter("the prepare refusal", lambda: core.list_namespaced_event(
+        other_namespace, field_selector="involvedObject.name=intruder,reason=FailedPrepareDynamicResources").items, 60)
+    assert "the ResourceClaim's namespace is different than the ComputeDomain's namespace" in events[0].message
+    time.sleep(ISOLATION_SECONDS)
+    assert core.read_namespaced_pod("intruder", other_namespace).status.phase == "Pending"
+    assert DOMAIN_LABEL not in (core.read_node(pod.spec.node_name).metadata.labels or {})
+
+
+def test_without_the_namespace_assertion_the_copy_gets_in(api_client, cluster, namespace, other_namespace,
+                                                          controller, waiter):
+    """The same intruder with the stand-in's namespace assertion off (a driver that lost it) runs: what
+    validate_compute_domain's isolation check must catch."""
+    run_dir = Path(cluster.state["run_dir"])
+    harness.set_namespace_assertion(run_dir, False)
+    try:
+        pod, claim, _original = copy_template_and_intrude(api_client, namespace, other_namespace, waiter)
+        core = client.CoreV1Api(api_client)
+        waiter("the intruder to run", lambda: core.read_namespaced_pod(
+            "intruder", other_namespace).status.phase == "Running", 60)
+        uid = claim.status.allocation.devices.config[0].opaque.parameters["domainID"]
+        assert core.read_node(pod.spec.node_name).metadata.labels[DOMAIN_LABEL] == uid
+    finally:
+        harness.set_namespace_assertion(run_dir, True)

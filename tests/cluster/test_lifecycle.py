@@ -66,6 +66,7 @@ def test_down_leaves_nothing_running_or_listening(bin_dir, tmp_path):
         "kube-scheduler",
         "kwok",
         "mpi-operator",
+        "compute-domain-kubelet-plugin",
         "helm-hook-completer",
     }
     assert all(pid_alive(pid) for pid in pids)

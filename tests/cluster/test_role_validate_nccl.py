@@ -3,9 +3,10 @@
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """gpufabric.cluster.validate_nccl against the harness, with the real Kubeflow MPI operator manifest (v0.6.0).
 
-The MPI operator's CRD and Deployment are applied from ``../shared/manifests``; no MPI operator controller runs on
-the harness yet, so the MPIJob never gets a launcher: the role must create it with the right ranks, environment and
-placement, stop at the wait naming the job and ``validate_nccl_timeout``, and clean up. The nodes' facts are the
+The MPI operator's CRD and Deployment are applied from ``../shared/manifests``, and its controller runs on the
+harness (started at ``up``); no log is served to these jobs' launchers and nothing finishes them, so an MPIJob
+never finishes: the role must create it with the right ranks, environment and placement, stop at the wait naming
+the job and ``validate_nccl_timeout``, and clean up. The nodes' facts are the
 recorded GB200 tray (four 400G InfiniBand rails and an Ethernet port, DMA-BUF). The nvlink shape reads the
 ComputeDomain CRD of the DRA driver chart in ``../shared/charts`` (no DRA controller: the ComputeDomain is never
 Ready). Timeouts are a few seconds.

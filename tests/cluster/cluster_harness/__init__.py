@@ -20,6 +20,7 @@ labelled by Node Feature Discovery and GPU Feature Discovery.
 - :mod:`~cluster_harness.pod_logs`: pod logs served from files (kwok ClusterLogs)
 - :mod:`~cluster_harness.mpi_operator`: the Kubeflow MPI operator's CRD and controller arguments
 - :mod:`~cluster_harness.resource_slices`: the trays' compute-domain ResourceSlices (published at ``up``)
+- :mod:`~cluster_harness.compute_domain_kubelet_plugin`: TEST FIXTURE, the kubelet plugin's prepare-time decisions
 - :mod:`~cluster_harness.compute_domain_controller`: the DRA driver's compute-domain controller as a process
 - :mod:`~cluster_harness.kubernetes_core`: kubernetes.core from the pinned ``ansible`` wheel
 - :mod:`~cluster_harness.lifecycle`: ``up`` (in named steps), ``down``, ``status``
@@ -51,6 +52,7 @@ from cluster_harness.common import (
     log,
 )
 from cluster_harness.compute_domain_controller import start_compute_domain_controller, stop_compute_domain_controller
+from cluster_harness.compute_domain_kubelet_plugin import set_namespace_assertion
 from cluster_harness.hooks import complete_helm_hook_pods, complete_served_pods, run_helm_hook_completer
 from cluster_harness.kubernetes_core import install_kubernetes_core
 from cluster_harness.kwok import node_manifest, node_names
@@ -103,6 +105,7 @@ __all__ = [
     "remove_compute_domain_slices",
     "run_helm_hook_completer",
     "serve_logs",
+    "set_namespace_assertion",
     "start_compute_domain_controller",
     "status",
     "stop_compute_domain_controller",

@@ -2,8 +2,8 @@
 # Copyright: (c) 2026, gpufabric.cluster contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The command line of ``python tests/cluster/harness.py``: up, down, status, serve-logs, unserve-logs,
-complete-helm-hooks, start-compute-domain-controller, stop-compute-domain-controller, build,
-install-kubernetes-core."""
+complete-helm-hooks, compute-domain-kubelet-plugin, start-compute-domain-controller, stop-compute-domain-controller,
+build, install-kubernetes-core."""
 
 from __future__ import annotations
 
@@ -18,6 +18,7 @@ from cluster_harness.api import api_of
 from cluster_harness.binaries import bin_dir, build
 from cluster_harness.common import DEFAULT_RUN_DIR, PORTS, TRAYS_PER_RACK, Config, HarnessError, log
 from cluster_harness.compute_domain_controller import start_compute_domain_controller, stop_compute_domain_controller
+from cluster_harness.compute_domain_kubelet_plugin import run_compute_domain_kubelet_plugin
 from cluster_harness.hooks import run_helm_hook_completer
 from cluster_harness.kubernetes_core import install_kubernetes_core
 from cluster_harness.lifecycle import down, status, up
@@ -51,6 +52,10 @@ def main(argv: list[str] | None = None) -> int:
     commands.add_parser("status", help="print the state as JSON")
     commands.add_parser(
         "complete-helm-hooks", help="finish Helm hook pods and served pods marked to complete until stopped (by up)"
+    )
+    commands.add_parser(
+        "compute-domain-kubelet-plugin",
+        help="TEST FIXTURE: prepare the trays' compute-domain claims as the DRA driver's kubelet plugin does (by up)",
     )
     serve_parser = commands.add_parser(
         "serve-logs", help="pods matching the selector log the content of FILE (a kwok ClusterLogs named NAME)"
@@ -109,6 +114,8 @@ def main(argv: list[str] | None = None) -> int:
             print(json.dumps(status(args.run_dir), indent=2))
         elif args.command == "complete-helm-hooks":
             run_helm_hook_completer(args.run_dir)
+        elif args.command == "compute-domain-kubelet-plugin":
+            run_compute_domain_kubelet_plugin(args.run_dir)
         elif args.command == "serve-logs":
             served = serve_logs(
                 api_of(args.run_dir),

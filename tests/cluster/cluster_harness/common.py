@@ -49,6 +49,10 @@ MPI_OPERATOR_LOCK_NAMESPACE = "kube-system"
 FIELD_MANAGER = "gpufabric-cluster-harness"
 # kwok: a pod annotated COMPLETE_ANNOTATION and this one ends Failed with that (non-zero) exit code.
 EXIT_CODE_ANNOTATION = "gpufabric.cluster/kwok-exit-code"
+# kwok starts a pod with resource claims only once the compute-domain kubelet plugin stand-in (TEST FIXTURE) has
+# prepared them all and annotated it so; DOMAIN_ANNOTATION: the ComputeDomain whose channel it holds on its node.
+PREPARED_ANNOTATION = "gpufabric.cluster/kwok-claims-prepared"
+DOMAIN_ANNOTATION = "gpufabric.cluster/kwok-compute-domain"
 # Ports: name -> (environment variable, what it is).
 PORTS = {
     "etcd": ("GPUFABRIC_CLUSTER_ETCD_PORT", "etcd client"),

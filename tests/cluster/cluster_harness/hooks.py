@@ -50,14 +50,25 @@ def complete_helm_hook_pods(api: Api) -> list[str]:
     return completed
 
 
+def _served_containers(item: dict) -> set[str] | None:
+    """The containers a ClusterLogs serves (None: every container)."""
+    containers: set[str] = set()
+    for entry in item["spec"].get("logs") or []:
+        if not entry.get("containers"):
+            return None
+        containers.update(entry["containers"])
+    return containers
+
+
 def complete_served_pods(api: Api) -> list[str]:
     """Annotate the Running pods that a ClusterLogs annotated COMPLETE_ANNOTATION serves, so that they finish.
 
-    Their log is the recorded output of a program that ran to its end: the container would have exited.
-    Returns the pods annotated now.
+    Their log is the recorded output of a program that ran to its end: the container would have exited. A
+    ClusterLogs that serves only some containers finishes only the pods that have one of them (an MPIJob's
+    launcher, not its workers). Returns the pods annotated now.
     """
     rules = [
-        (item["spec"].get("selector") or {})
+        ((item["spec"].get("selector") or {}), _served_containers(item))
         for item in api.request("GET", f"{KWOK_API}/clusterlogs", timeout=30)["items"]
         if (item["metadata"].get("annotations") or {}).get(COMPLETE_ANNOTATION) == "true"
     ]
@@ -68,10 +79,12 @@ def complete_served_pods(api: Api) -> list[str]:
         meta = pod["metadata"]
         if (meta.get("annotations") or {}).get(COMPLETE_ANNOTATION) == "true":
             continue
+        names = {container["name"] for container in pod["spec"].get("containers") or []}
         if any(
             (not rule.get("matchNamespaces") or meta["namespace"] in rule["matchNamespaces"])
             and (not rule.get("matchNames") or meta["name"] in rule["matchNames"])
-            for rule in rules
+            and (containers is None or names & containers)
+            for rule, containers in rules
         ):
             api.request(
                 "PATCH",

@@ -16,6 +16,7 @@ from cluster_harness.common import (
     KWOK_API,
     KWOK_CRDS,
     KWOK_NODE_ANNOTATION,
+    PREPARED_ANNOTATION,
     TRAYS_PER_RACK,
     HarnessError,
 )
@@ -118,9 +119,24 @@ def pod_fail_stage(complete: dict, expressions: list[dict]) -> dict:
     return stage
 
 
+def prepared_pod_ready_stage(ready: dict) -> dict:
+    """pod-ready's twin for pods with resource claims: they start only once PREPARED_ANNOTATION says the
+    compute-domain kubelet plugin stand-in prepared their claims (a real kubelet starts no container before)."""
+    import copy
+
+    stage = copy.deepcopy(ready)
+    stage["metadata"]["name"] = "pod-ready-prepared"
+    stage["spec"]["selector"]["matchExpressions"] += [
+        {"key": ".spec.resourceClaims", "operator": "Exists"},
+        {"key": f'.metadata.annotations["{PREPARED_ANNOTATION}"]', "operator": "In", "values": ["true"]},
+    ]
+    return stage
+
+
 def kwok_stages(stage_dir: Path) -> str:
     """kwok's own default stages, with pod-complete selecting pods by COMPLETE_ANNOTATION.
 
+    A pod with resource claims starts (pod-ready) only once its claims are prepared (pod-ready-prepared).
     kwok's default pod-complete finishes every pod a Job owns; here only the pods annotated
     ``gpufabric.cluster/kwok-complete: "true"`` finish (Job or not), the others keep running. Those also
     annotated ``gpufabric.cluster/kwok-exit-code: "<n>"`` end Failed with exit code n instead (pod-fail).
@@ -132,6 +148,10 @@ def kwok_stages(stage_dir: Path) -> str:
         stage = yaml.safe_load(path.read_text())
         if not isinstance(stage, dict) or stage.get("kind") != "Stage":
             continue
+        if stage["metadata"]["name"] == "pod-ready":
+            documents.append(prepared_pod_ready_stage(stage))
+            claims = {"key": ".spec.resourceClaims", "operator": "DoesNotExist"}
+            stage["spec"]["selector"]["matchExpressions"].append(claims)
         if stage["metadata"]["name"] == "pod-complete":
             expressions = [
                 expression

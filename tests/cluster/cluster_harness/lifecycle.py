@@ -305,6 +305,16 @@ def start_hook_completer(launch: Launch) -> None:
     )
 
 
+def start_compute_domain_kubelet_plugin(launch: Launch) -> None:
+    """Run ``harness.py compute-domain-kubelet-plugin`` (TEST FIXTURE) beside kwok: the prepare-time decisions of
+    the DRA driver's kubelet plugin for the trays' compute-domain claims."""
+    launch.start(
+        "compute-domain-kubelet-plugin",
+        Path(sys.executable),
+        [str(HERE / "harness.py"), "--run-dir", str(launch.run_dir), "compute-domain-kubelet-plugin"],
+    )
+
+
 def abort(launch: Launch, error: BaseException) -> None:
     """Stop what ``up`` started, remove the state, and raise ``error`` as a HarnessError (interrupts as they are)."""
     for process in reversed(launch.processes):
@@ -341,6 +351,7 @@ def up(config: Config) -> dict:
         # What the DRA driver's compute-domain kubelet plugin would publish on each tray (none runs under kwok).
         launch.state["resource_slices"] = publish_compute_domain_slices(api, trays)
         launch.save()
+        start_compute_domain_kubelet_plugin(launch)
         if config.complete_helm_hooks:
             start_hook_completer(launch)
         timings = launch.state["timings"] = {
