@@ -17,10 +17,11 @@ from ansible_collections.gpufabric.cluster.plugins.plugin_utils import arguments
 from ansible_collections.gpufabric.cluster.plugins.plugin_utils import compute_domain_spec as _logic
 
 
-def compute_domain_readiness(daemon_pods: t.Any, workload_pods: t.Any, nodes: t.Any) -> dict:
+def compute_domain_readiness(daemon_pods: t.Any, workload_pods: t.Any, nodes: t.Any,
+                             launcher_started: t.Any = False) -> dict:
     """See the filter documentation."""
     try:
-        return _logic.compute_domain_readiness(daemon_pods, workload_pods, nodes)
+        return _logic.compute_domain_readiness(daemon_pods, workload_pods, nodes, launcher_started)
     except (arguments.ArgumentError, _logic.ComputeDomainError) as exc:
         raise AnsibleFilterError(f"compute_domain_readiness: {exc}") from None
 

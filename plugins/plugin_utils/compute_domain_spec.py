@@ -184,12 +184,20 @@ def _node_names(value: t.Any) -> list[str]:
     return names
 
 
-def compute_domain_readiness(daemon_pods: t.Any, workload_pods: t.Any, nodes: t.Any) -> dict:
+def compute_domain_readiness(daemon_pods: t.Any, workload_pods: t.Any, nodes: t.Any,
+                             launcher_started: t.Any = False) -> dict:
     """Whether a 0.4+ ComputeDomain is ready on ``nodes``: an IMEX daemon pod and a workload pod Ready on each.
 
-    Returns ``{ready, daemons_ready, nodes: [{name, daemon, workload}], stray, message}``; ``daemon`` and
+    Returns ``{ready, daemons_ready, inferred, nodes: [{name, daemon, workload}], stray, message}``; ``daemon`` and
     ``workload`` are ``Ready``, ``NotReady`` or ``missing``; ``stray`` lists workload pods on other nodes.
+
+    ``launcher_started``: the MPIJob's launcher has started. The MPI operator creates it only once every worker is
+    Ready (``launcherCreationPolicy: WaitForWorkersReady``), and the driver starts a worker only once the domain's
+    IMEX daemon on its node is ready, so the domain was ready even when its pods are gone by the time they are read
+    (a short job: the workers and then the daemons go when it ends). The result is then ``ready`` with
+    ``inferred`` true and the rows as seen; a stray workload pod still makes it not ready.
     """
+    started = arguments.boolean("launcher_started", launcher_started)
     names = _node_names(nodes)
     daemons = _pods("daemon_pods", daemon_pods)
     workloads = _pods("workload_pods", workload_pods)
@@ -213,8 +221,16 @@ def compute_domain_readiness(daemon_pods: t.Any, workload_pods: t.Any, nodes: t.
                 problems.append(f"{label} {'missing' if wanted == 'missing' else 'not Ready'} on {', '.join(bad)}")
     if stray:
         problems.append(f"workload pods on nodes outside the placement: {', '.join(stray)}")
+    inferred = started and not ready and not stray
+    if inferred:
+        message = ("Ready on " + ", ".join(names) + ": the MPIJob's launcher started, which the MPI operator does only"
+                   " once every worker is Ready, and a worker starts only once the domain's IMEX daemon on its node is"
+                   " ready (the pods as read: " + "; ".join(problems) + ")")
+        return {"ready": True, "daemons_ready": True, "inferred": True, "nodes": rows, "stray": stray,
+                "message": message}
     message = "Ready on " + ", ".join(names) if ready else "; ".join(problems)
-    return {"ready": ready, "daemons_ready": daemons_ready, "nodes": rows, "stray": stray, "message": message}
+    return {"ready": ready, "daemons_ready": daemons_ready, "inferred": False, "nodes": rows, "stray": stray,
+            "message": message}
 
 
 def _started(pod: Mapping) -> bool:

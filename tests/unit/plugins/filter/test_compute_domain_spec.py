@@ -191,7 +191,8 @@ def test_ready_when_daemon_and_workload_are_ready_on_every_node():
     daemons = [_pod("nvbandwidth-abc-1", "tray-1"), _pod("nvbandwidth-abc-2", "tray-2")]
     workers = [_pod("nvbandwidth-worker-0", "tray-1"), _pod("nvbandwidth-worker-1", "tray-2")]
     result = compute_domain_readiness(daemons, workers, ["tray-1", "tray-2"])
-    assert result == {"ready": True, "daemons_ready": True, "stray": [], "message": "Ready on tray-1, tray-2",
+    assert result == {"ready": True, "daemons_ready": True, "inferred": False, "stray": [],
+                      "message": "Ready on tray-1, tray-2",
                       "nodes": [{"name": "tray-1", "daemon": "Ready", "workload": "Ready"},
                                 {"name": "tray-2", "daemon": "Ready", "workload": "Ready"}]}
 
@@ -218,6 +219,36 @@ def test_daemons_ready_but_workload_not():
     assert result["daemons_ready"] is True and result["ready"] is False
 
 
+def test_a_short_job_gone_before_the_poll_is_ready_from_its_launcher():
+    """The workers, then the daemons, went when the job ended; the launcher started, so every worker was Ready."""
+    result = compute_domain_readiness([], [], ["gb200-tray-01", "gb200-tray-02"], launcher_started=True)
+    assert result["ready"] is True and result["inferred"] is True and result["daemons_ready"] is True
+    assert result["message"] == (
+        "Ready on gb200-tray-01, gb200-tray-02: the MPIJob's launcher started, which the MPI operator does only once"
+        " every worker is Ready, and a worker starts only once the domain's IMEX daemon on its node is ready (the"
+        " pods as read: IMEX daemon missing on gb200-tray-01, gb200-tray-02; workload pod missing on gb200-tray-01,"
+        " gb200-tray-02)")
+    assert [row["daemon"] for row in result["nodes"]] == ["missing", "missing"]
+
+
+def test_pods_ready_are_not_inferred_and_a_stray_pod_is_not_forgiven():
+    ready = compute_domain_readiness([_pod("d1", "a")], [_pod("w1", "a")], ["a"], launcher_started=True)
+    assert ready["ready"] is True and ready["inferred"] is False and ready["message"] == "Ready on a"
+    stray = compute_domain_readiness([], [_pod("w9", "z")], ["a"], launcher_started=True)
+    assert stray["ready"] is False and stray["inferred"] is False and stray["stray"] == ["w9"]
+
+
+@pytest.mark.parametrize("value, expected", [("false", False), ("no", False), (0, False), ("true", True), (1, True)])
+def test_launcher_started_converts_as_ansible_does(value, expected):
+    assert compute_domain_readiness([], [], ["a"], launcher_started=value)["ready"] is expected
+
+
+@pytest.mark.parametrize("value", ["maybe", None, [], {"started": True}, 2])
+def test_launcher_started_that_is_not_a_boolean_is_refused(value):
+    with pytest.raises(AnsibleFilterError, match="compute_domain_readiness: launcher_started must be a boolean"):
+        compute_domain_readiness([], [], ["a"], launcher_started=value)
+
+
 @pytest.mark.parametrize("daemons, workers, nodes, message", [
     ("pods", [], ["a"], "daemon_pods must be a list, got a string"),
     ([], {"items": []}, ["a"], "workload_pods must be a list, got a mapping"),
@@ -239,9 +270,14 @@ POD = st.builds(_pod, name=st.text(alphabet="ab-", min_size=1, max_size=4),
 
 
 @given(daemons=st.lists(POD, max_size=5), workers=st.lists(POD, max_size=5),
-       nodes=st.lists(st.sampled_from(["a", "b", "c"]), min_size=1, max_size=3, unique=True))
-def test_readiness_property(daemons, workers, nodes):
-    result = compute_domain_readiness(daemons, workers, nodes)
+       nodes=st.lists(st.sampled_from(["a", "b", "c"]), min_size=1, max_size=3, unique=True),
+       started=st.booleans())
+def test_readiness_property(daemons, workers, nodes, started):
+    result = compute_domain_readiness(daemons, workers, nodes, launcher_started=started)
+    seen = compute_domain_readiness(daemons, workers, nodes)
+    assert result["ready"] == (seen["ready"] or (started and not seen["stray"]))
+    assert result["inferred"] == (result["ready"] and not seen["ready"])
+    result = seen
     assert [row["name"] for row in result["nodes"]] == nodes
     for row in result["nodes"]:
         on_node = [pod for pod in daemons if pod["spec"].get("nodeName") == row["name"]]
@@ -251,10 +287,10 @@ def test_readiness_property(daemons, workers, nodes):
     assert result["ready"] == result["message"].startswith("Ready on ")
 
 
-@given(daemons=JSONISH, workers=JSONISH, nodes=JSONISH)
-def test_readiness_property_any_input_is_a_result_or_a_clear_error(daemons, workers, nodes):
+@given(daemons=JSONISH, workers=JSONISH, nodes=JSONISH, started=JSONISH)
+def test_readiness_property_any_input_is_a_result_or_a_clear_error(daemons, workers, nodes, started):
     try:
-        result = compute_domain_readiness(daemons, workers, nodes)
+        result = compute_domain_readiness(daemons, workers, nodes, started)
     except AnsibleFilterError as exc:
         assert str(exc).startswith("compute_domain_readiness: ")
     else:
