@@ -48,6 +48,9 @@ def test_down_leaves_nothing_running_or_listening(bin_dir, tmp_path):
             "--gpu-nodes",
             "2",
             "--complete-helm-hooks",
+            # waits for a DRA driver chart that never comes: down must stop it all the same
+            "--compute-domain-controller",
+            "nvidia-dra-driver-gpu",
         ],
         capture_output=True,
         text=True,
@@ -67,6 +70,7 @@ def test_down_leaves_nothing_running_or_listening(bin_dir, tmp_path):
         "kwok",
         "mpi-operator",
         "compute-domain-kubelet-plugin",
+        "compute-domain-controller",
         "helm-hook-completer",
     }
     assert all(pid_alive(pid) for pid in pids)

@@ -3,7 +3,7 @@
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """The command line of ``python tests/cluster/harness.py``: up, down, status, serve-logs, unserve-logs,
 complete-helm-hooks, compute-domain-kubelet-plugin, start-compute-domain-controller, stop-compute-domain-controller,
-build, install-kubernetes-core."""
+compute-domain-controller-once-installed, build, install-kubernetes-core."""
 
 from __future__ import annotations
 
@@ -17,7 +17,11 @@ from pathlib import Path
 from cluster_harness.api import api_of
 from cluster_harness.binaries import bin_dir, build
 from cluster_harness.common import DEFAULT_RUN_DIR, PORTS, TRAYS_PER_RACK, Config, HarnessError, log
-from cluster_harness.compute_domain_controller import start_compute_domain_controller, stop_compute_domain_controller
+from cluster_harness.compute_domain_controller import (
+    run_compute_domain_controller_once_installed,
+    start_compute_domain_controller,
+    stop_compute_domain_controller,
+)
 from cluster_harness.compute_domain_kubelet_plugin import run_compute_domain_kubelet_plugin
 from cluster_harness.hooks import run_helm_hook_completer
 from cluster_harness.kubernetes_core import install_kubernetes_core
@@ -45,6 +49,12 @@ def main(argv: list[str] | None = None) -> int:
         "--complete-helm-hooks",
         action="store_true",
         help="also run the helm-hook-completer: Helm hook Jobs' pods finish, as their containers would",
+    )
+    up_parser.add_argument(
+        "--compute-domain-controller",
+        metavar="NAMESPACE",
+        default=os.environ.get("GPUFABRIC_CLUSTER_COMPUTE_DOMAIN_CONTROLLER", ""),
+        help="start the DRA driver's compute-domain controller once its chart is installed in NAMESPACE",
     )
     for name, (env, what) in PORTS.items():
         up_parser.add_argument(f"--{name.replace('_', '-')}-port", type=int, default=0, help=f"{what} port (or {env})")
@@ -77,6 +87,11 @@ def main(argv: list[str] | None = None) -> int:
     cdc_parser.add_argument("--namespace", default="nvidia-dra-driver-gpu", help="where the DRA driver chart is")
     cdc_parser.add_argument("--timeout", type=float, default=60.0, help="wait this long for the CRDs and the start")
     commands.add_parser("stop-compute-domain-controller", help="stop the compute-domain controller")
+    once_parser = commands.add_parser(
+        "compute-domain-controller-once-installed",
+        help="wait for the DRA driver chart in NAMESPACE, then run its compute-domain controller (by up)",
+    )
+    once_parser.add_argument("--namespace", default="nvidia-dra-driver-gpu", help="where the DRA driver chart goes")
     commands.add_parser("build", help="build the binaries into the cache (build.sh)")
     core_parser = commands.add_parser("install-kubernetes-core", help="extract kubernetes.core from the ansible wheel")
     core_parser.add_argument("wheel_dir", type=Path)
@@ -101,6 +116,7 @@ def main(argv: list[str] | None = None) -> int:
                     ports=ports,
                     timeout=args.timeout,
                     complete_helm_hooks=args.complete_helm_hooks,
+                    compute_domain_controller_namespace=args.compute_domain_controller,
                 )
             )
             print(f"export KUBECONFIG={state['kubeconfig']} PATH={state['bin_dir']}:$PATH")
@@ -133,6 +149,8 @@ def main(argv: list[str] | None = None) -> int:
         elif args.command == "start-compute-domain-controller":
             process = start_compute_domain_controller(args.run_dir, args.namespace, args.timeout)
             print(json.dumps({"name": process.name, "pid": process.pid, "log": str(process.log)}))
+        elif args.command == "compute-domain-controller-once-installed":
+            run_compute_domain_controller_once_installed(args.run_dir, args.namespace)
         elif args.command == "stop-compute-domain-controller":
             print(json.dumps({"stopped": stop_compute_domain_controller(args.run_dir)}))
         elif args.command == "build":

@@ -81,6 +81,9 @@ class Config:
     timeout: float = 120.0
     # Run the helm-hook-completer beside kwok (for molecule scenarios, where no test drives the hooks).
     complete_helm_hooks: bool = False
+    # Start the DRA driver's compute-domain controller once its chart is installed in this namespace (empty: never;
+    # for molecule scenarios, where a role installs the chart).
+    compute_domain_controller_namespace: str = ""
 
 
 def log(message: str) -> None:

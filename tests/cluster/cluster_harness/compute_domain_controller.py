@@ -9,7 +9,10 @@ configured as the installed chart configures its controller container: the conta
 environment (``$(VAR)`` expanded, ``POD_NAME`` / ``NAMESPACE`` from the downward API filled in) with the admin
 kubeconfig of the harness. ``HTTP_ENDPOINT`` is left out (no metrics port on 127.0.0.1). It is started after the
 chart is installed: it needs the ComputeDomain CRDs, which come with the chart, and the chart's Deployment says how
-to run it; it is stopped by ``stop_compute_domain_controller`` or with everything else at ``down``.
+to run it; it is stopped by ``stop_compute_domain_controller`` or with everything else at ``down``. Where no test
+drives it (the molecule scenarios that install the chart with the dra_driver role), ``up --compute-domain-controller
+NAMESPACE`` starts the process ``compute-domain-controller`` at once: it waits until the chart is installed in
+NAMESPACE, then becomes the controller (``run_compute_domain_controller_once_installed``).
 
 The controller reads its object templates from ``/templates`` (the image's path); build.sh compiles it with that
 path made relative (``templates/``, the two constants changed in a copy of the module) and copies the module's
@@ -22,11 +25,13 @@ import json
 import os
 import re
 import shutil
+import ssl
+import time
 import urllib.error
 from pathlib import Path
 
 from cluster_harness.api import Api, wait_for
-from cluster_harness.common import HarnessError
+from cluster_harness.common import HarnessError, log
 from cluster_harness.processes import Process, processes_of, read_state, start
 
 NAME = "compute-domain-controller"
@@ -71,6 +76,14 @@ def controller_invocation(deployment: str, container: dict, namespace: str, kube
     return args, env
 
 
+def _binary_and_templates(state: dict) -> tuple[Path, Path]:
+    binary = Path(state["bin_dir"]) / NAME
+    templates = Path(state["bin_dir"]) / TEMPLATES
+    if not os.access(binary, os.X_OK) or not templates.is_dir():
+        raise HarnessError(f"{binary} or {templates} is missing; run `make cluster-build`")
+    return binary, templates
+
+
 def crd_established(api: Api) -> bool:
     try:
         item = api.request("GET", f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/{CRD}")
@@ -97,10 +110,7 @@ def start_compute_domain_controller(run_dir: Path, namespace: str = "nvidia-dra-
     running = [p for p in processes_of(state) if p.name == NAME and p.alive()]
     if running:
         raise HarnessError(f"{NAME} already runs (pid {running[0].pid}); stop it first")
-    binary = Path(state["bin_dir"]) / NAME
-    templates = Path(state["bin_dir"]) / TEMPLATES
-    if not os.access(binary, os.X_OK) or not templates.is_dir():
-        raise HarnessError(f"{binary} or {templates} is missing; run `make cluster-build`")
+    binary, templates = _binary_and_templates(state)
     api = Api(state["server"], run_dir / "pki")
     wait_for(f"the ComputeDomain CRD {CRD} (installed with the DRA driver chart)", lambda: crd_established(api),
              timeout)
@@ -137,3 +147,40 @@ def stop_compute_domain_controller(run_dir: Path) -> bool:
     state.pop("compute_domain_controller", None)
     _save(run_dir, state)
     return was_running
+
+
+def run_compute_domain_controller_once_installed(run_dir: Path, namespace: str, interval: float = 1.0) -> None:
+    """The process ``compute-domain-controller`` of ``up --compute-domain-controller NAMESPACE``: wait as long as it
+    takes (until stopped) for the DRA driver chart in ``namespace`` (the ComputeDomain CRD established and the
+    controller Deployment there), then become the controller: same process, so ``down`` stops it."""
+    run_dir = run_dir.resolve()
+    state = read_state(run_dir)
+    if not state:
+        raise HarnessError(f"no harness state in {run_dir}; is it up?")
+    binary, templates = _binary_and_templates(state)
+    api = Api(state["server"], run_dir / "pki")
+    log(f"{NAME}: waiting for the DRA driver chart in namespace {namespace}")
+    while True:
+        try:
+            if crd_established(api):
+                deployment, container = controller_container(api, namespace)
+                break
+        except HarnessError:
+            pass  # the CRDs come first, the Deployment with the chart's templates
+        except (OSError, urllib.error.URLError, ssl.SSLError, ValueError) as error:
+            log(f"{NAME}: {error}")
+        time.sleep(interval)
+    args, env = controller_invocation(deployment, container, namespace, run_dir / "kubeconfig")
+    shutil.rmtree(run_dir / "templates", ignore_errors=True)
+    shutil.copytree(templates, run_dir / "templates")
+    # The same pid runs the controller from now on: record its program, which alive() checks the pid against, and
+    # what it was started with, as start_compute_domain_controller does.
+    state = read_state(run_dir) or state
+    for entry in state["processes"]:
+        if entry["name"] == NAME and entry["pid"] == os.getpid():
+            entry["binary"] = str(binary)
+    state["compute_domain_controller"] = {"namespace": namespace, "deployment": deployment, "args": args}
+    _save(run_dir, state)
+    os.chdir(run_dir)
+    log(f"{NAME}: the chart's Deployment {namespace}/{deployment} is there; starting {binary} {' '.join(args)}")
+    os.execve(binary, [str(binary), *args], dict(os.environ, **env))

@@ -315,6 +315,16 @@ def start_compute_domain_kubelet_plugin(launch: Launch) -> None:
     )
 
 
+def start_compute_domain_controller_once_installed(launch: Launch) -> None:
+    """Run ``harness.py compute-domain-controller-once-installed``: the controller once the chart is installed."""
+    launch.start(
+        "compute-domain-controller",
+        Path(sys.executable),
+        [str(HERE / "harness.py"), "--run-dir", str(launch.run_dir), "compute-domain-controller-once-installed",
+         "--namespace", launch.config.compute_domain_controller_namespace],
+    )
+
+
 def abort(launch: Launch, error: BaseException) -> None:
     """Stop what ``up`` started, remove the state, and raise ``error`` as a HarnessError (interrupts as they are)."""
     for process in reversed(launch.processes):
@@ -352,6 +362,8 @@ def up(config: Config) -> dict:
         launch.state["resource_slices"] = publish_compute_domain_slices(api, trays)
         launch.save()
         start_compute_domain_kubelet_plugin(launch)
+        if config.compute_domain_controller_namespace:
+            start_compute_domain_controller_once_installed(launch)
         if config.complete_helm_hooks:
             start_hook_completer(launch)
         timings = launch.state["timings"] = {
