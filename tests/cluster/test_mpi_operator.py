@@ -163,3 +163,43 @@ def test_crd_server_side_apply_by_another_manager(clients, cluster, shared_dir):
     assert {"validate-role", harness.FIELD_MANAGER} <= managers
     process = next(p for p in cluster.state["processes"] if p["name"] == "mpi-operator")
     assert harness.Process(**process | {"log": Path(process["log"])}).alive()
+
+
+def test_the_operator_step_of_the_validate_roles_is_idempotent_and_keeps_the_aggregated_role(
+        cluster, api_client, shared_dir, waiter, tmp_path):
+    """``_mpi_job``'s operator step applies the whole manifest server-side with forced ownership, once per validate
+    run. The aggregated ClusterRole ``kubeflow-mpijobs-admin`` (``rules: []`` in the manifest) keeps the rules the
+    control plane's aggregation controller gives it, and a run after the first changes nothing."""
+    import role_runner
+    import yaml
+    from kubernetes import client
+
+    version = harness.versions()["MPI_OPERATOR_VERSION"]
+    runner = role_runner.Runner(cluster, tmp_path, {})
+    playbook = tmp_path / "operator.yml"
+    playbook.write_text(yaml.safe_dump([{
+        "name": "The operator step of the validate roles", "hosts": "localhost", "gather_facts": False,
+        "tasks": [{"name": "Apply the MPI operator", "ansible.builtin.include_role": {
+            "name": "gpufabric.cluster._mpi_job", "tasks_from": "operator"}, "vars": {
+            "_mpi_job_role": "validate_compute_domain", "_mpi_job_kubeconfig": str(cluster.kubeconfig),
+            "_mpi_job_manifest": str(shared_dir / "manifests" / f"mpi-operator-{version}.yaml"),
+            "_mpi_job_timeout": 120}}],
+    }], sort_keys=False))
+    # The first run creates what the harness did not apply at `up` (it applies the CRD only), unless an earlier test
+    # ran a validate role.
+    first = runner.run(playbook)
+    assert first.rc == 0, first.output[-3000:]
+    rbac = client.RbacAuthorizationV1Api(api_client)
+    edit_rules = rbac.read_cluster_role("kubeflow-mpijobs-edit").rules
+    assert edit_rules
+
+    def aggregated():
+        rules = rbac.read_cluster_role("kubeflow-mpijobs-admin").rules or []
+        return rules if rules == edit_rules else None
+
+    waiter("kubeflow-mpijobs-admin aggregated from kubeflow-mpijobs-edit", aggregated)
+    runs = [runner.run(playbook), runner.run(playbook)]
+    assert [run.rc for run in runs] == [0, 0], runs[-1].output[-3000:]
+    # Before the fix each run set the aggregated role's rules to [] (a change), and the controller filled them again.
+    assert [run.changed for run in runs] == [0, 0], [run.output[-3000:] for run in runs]
+    assert (rbac.read_cluster_role("kubeflow-mpijobs-admin").rules or []) == edit_rules
