@@ -40,6 +40,8 @@ td.below { outline: 2px solid #a40e26; outline-offset: -2px; font-weight: bold; 
 .bar > span { position: absolute; top: -0.2rem; bottom: -0.2rem; border-left: 2px dashed #1b1f23; }
 ul.reasons li { color: #a40e26; }
 ul.placement li { color: #57606a; }
+span.held { color: #116329; } span.broken { color: #a40e26; } span.skipped { color: #57606a; }
+ul.isolation li { color: #57606a; }
 svg.busbw { border: 1px solid #d0d7de; background: #fff; }
 svg.busbw text { font-size: 11px; fill: #57606a; }
 """
@@ -103,6 +105,7 @@ def _compute_domain_section(result: Mapping) -> str:
              f"<p>Nodes ({escape(placement.get('clique'))}): {escape(', '.join(placement.get('nodes') or []))}; "
              f"{escape(verdict.get('gpus'))} GPUs ({escape(placement.get('gpu_model'))}); threshold "
              f"{threshold:g} GB/s ({escape(verdict.get('threshold_source'))}).</p>"]
+    parts.append(_isolation(result.get("isolation")))
     cases = {case.get("name"): case for case in (result.get("nvbandwidth") or {}).get("testcases") or []}
     for case_verdict in verdict.get("testcases") or []:
         name = case_verdict.get("name")
@@ -117,6 +120,19 @@ def _compute_domain_section(result: Mapping) -> str:
     parts.append(_reasons(verdict.get("reasons")))
     parts.append("</section>")
     return "\n".join(parts)
+
+
+def _isolation(isolation: t.Any) -> str:
+    """The isolation verdict (held, broken or skipped, with its message) and each probe pod's stage."""
+    if not isinstance(isolation, Mapping):
+        return ""
+    status = str(isolation.get("status", "unknown"))
+    style = status if status in ("held", "broken", "skipped") else "unknown"
+    probes = [probe for probe in isolation.get("probes") or [] if isinstance(probe, Mapping)]
+    items = "".join(f"<li>{escape(probe.get('pod'))}{' on ' + escape(probe['node']) if probe.get('node') else ''}: "
+                    f"{escape(probe.get('stage'))}</li>" for probe in probes)
+    return (f'<p id="isolation">Isolation: <span class="{style}">{escape(status.upper())}</span> '
+            f"({escape(isolation.get('message'))})</p>" + (f'<ul class="isolation">{items}</ul>' if items else ""))
 
 
 def _rdma_section(results: list) -> str:

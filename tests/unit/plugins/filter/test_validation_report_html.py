@@ -65,6 +65,38 @@ def test_all_passing_results_say_pass(results):
     assert 'class="reasons"' not in page
 
 
+def test_the_isolation_verdict_and_its_probes_are_shown(results):
+    results["compute_domain"]["isolation"] = {
+        "status": "broken", "admitted": [{"pod": "nvbandwidth-probe-claim", "node": "node-a", "stage": "started"}],
+        "probes": [{"pod": "nvbandwidth-probe-template", "node": None, "stage": "not scheduled"},
+                   {"pod": "nvbandwidth-probe-claim", "node": "node-a", "stage": "started"}],
+        "message": "isolation: broken, admitted from the second namespace: nvbandwidth-probe-claim on node-a"}
+    page = validation_report_html(results)
+    assert ('<p id="isolation">Isolation: <span class="broken">BROKEN</span> (isolation: broken, admitted from the '
+            "second namespace: nvbandwidth-probe-claim on node-a)</p>") in page
+    assert ('<ul class="isolation"><li>nvbandwidth-probe-template: not scheduled</li>'
+            "<li>nvbandwidth-probe-claim on node-a: started</li></ul>") in page
+
+
+@pytest.mark.parametrize(("isolation", "shown"), [
+    ({"status": "held", "admitted": [], "probes": [{"pod": "p", "node": None, "stage": "not scheduled"}],
+      "message": "isolation: held"}, '<span class="held">HELD</span> (isolation: held)</p><ul class="isolation">'),
+    ({"status": "skipped", "admitted": [], "probes": [], "message": "isolation: skipped (turned off)"},
+     '<span class="skipped">SKIPPED</span> (isolation: skipped (turned off))</p>\n'),
+    ({"status": "<b>", "probes": ["not a mapping", {"pod": "<i>", "stage": None}], "message": None},
+     '<span class="unknown">&lt;B&gt;</span> ()</p><ul class="isolation"><li>&lt;i&gt;: </li></ul>'),
+])
+def test_each_isolation_verdict_reads_as_itself_escaped(results, isolation, shown):
+    results["compute_domain"]["isolation"] = isolation
+    assert shown in validation_report_html(results)
+
+
+@pytest.mark.parametrize("isolation", [None, "held", ["held"], 3])
+def test_a_result_without_an_isolation_mapping_has_no_isolation_line(results, isolation):
+    results["compute_domain"]["isolation"] = isolation
+    assert 'id="isolation"' not in validation_report_html(results)
+
+
 @pytest.mark.parametrize(("value", "message"), [
     ([], "expected {'compute_domain': ..., 'rdma': [...], 'nccl': ...}"),
     ({}, "no compute_domain, rdma or nccl result to report"),
