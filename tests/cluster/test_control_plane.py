@@ -218,3 +218,35 @@ def test_helm_hook_pods_completed_other_jobs_left_running(api_client, cluster, n
     waiter("the hook Job to succeed", lambda: batch.read_namespaced_job("crd-upgrade", namespace).status.succeeded)
     assert not batch.read_namespaced_job("workload", namespace).status.succeeded
     assert running("workload")
+
+
+@pytest.mark.parametrize(
+    ("trays_per_clique", "cliques"),
+    [(18, [1] * 18 + [2] * 18), (9, [1] * 9 + [2] * 9 + [3] * 9 + [4] * 9), (1, list(range(1, 37)))],
+)
+def test_trays_per_clique_splits_the_cliques_and_keeps_the_racks(trays_per_clique, cliques):
+    labels = [
+        harness.node_manifest(f"gb200-tray-{index + 1:02d}", "v1.34.2", index, trays_per_clique)["metadata"]["labels"]
+        for index in range(36)
+    ]
+    assert [label["nvidia.com/gpu.clique"] for label in labels] == [f"{harness.CLUSTER_UUID}.{c}" for c in cliques]
+    assert [label["gpufabric.cluster/rack"] for label in labels] == ["rack-01"] * 18 + ["rack-02"] * 18
+
+
+def test_the_default_clique_is_a_rack():
+    labels = harness.node_manifest("gb200-tray-19", "v1.34.2", 18)["metadata"]["labels"]
+    assert labels["nvidia.com/gpu.clique"] == f"{harness.CLUSTER_UUID}.2"
+    assert labels["gpufabric.cluster/rack"] == "rack-02"
+
+
+@pytest.mark.parametrize("trays_per_clique", [0, -1, 19, 72, True, 9.0, "9"])
+def test_a_clique_size_no_rack_has_is_refused(trays_per_clique):
+    with pytest.raises(ValueError, match=r"trays_per_clique must be a whole number from 1 to 18 .* got"):
+        harness.node_manifest("gb200-tray-01", "v1.34.2", 0, trays_per_clique)
+
+
+def test_up_refuses_a_clique_size_before_starting_anything(tmp_path):
+    run_dir = tmp_path / "run"
+    with pytest.raises(harness.HarnessError, match="trays_per_clique must be"):
+        harness.up(harness.Config(run_dir=run_dir, bin_dir=tmp_path, gpu_nodes=2, trays_per_clique=19))
+    assert not run_dir.exists()

@@ -42,6 +42,12 @@ def main(argv: list[str] | None = None) -> int:
     up_parser.add_argument(
         "--gpu-nodes", type=int, default=int(os.environ.get("GPUFABRIC_CLUSTER_GPU_NODES", TRAYS_PER_RACK))
     )
+    up_parser.add_argument(
+        "--trays-per-clique",
+        type=int,
+        default=int(os.environ.get("GPUFABRIC_CLUSTER_TRAYS_PER_CLIQUE", TRAYS_PER_RACK)),
+        help=f"trays of one NVLink clique, 1..{TRAYS_PER_RACK} (default: a rack, {TRAYS_PER_RACK})",
+    )
     up_parser.add_argument("--control-plane-nodes", type=int, default=1)
     up_parser.add_argument("--timeout", type=float, default=float(os.environ.get("GPUFABRIC_CLUSTER_TIMEOUT", 180)))
     up_parser.add_argument("--no-build", action="store_true", help="fail instead of building missing binaries")
@@ -112,6 +118,7 @@ def main(argv: list[str] | None = None) -> int:
                     run_dir=args.run_dir,
                     bin_dir=directory,
                     gpu_nodes=args.gpu_nodes,
+                    trays_per_clique=args.trays_per_clique,
                     control_plane_nodes=args.control_plane_nodes,
                     ports=ports,
                     timeout=args.timeout,

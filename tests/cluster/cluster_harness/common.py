@@ -76,6 +76,8 @@ class Config:
     run_dir: Path = DEFAULT_RUN_DIR
     bin_dir: Path | None = None
     gpu_nodes: int = TRAYS_PER_RACK
+    # Trays of one NVLink clique (the label nvidia.com/gpu.clique): a rack by default, 1..TRAYS_PER_RACK.
+    trays_per_clique: int = TRAYS_PER_RACK
     control_plane_nodes: int = 1
     ports: dict[str, int] = dataclasses.field(default_factory=dict)
     timeout: float = 120.0

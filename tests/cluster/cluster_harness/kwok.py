@@ -29,8 +29,20 @@ def node_names(gpu_nodes: int, control_plane_nodes: int) -> tuple[list[str], lis
     return trays, control
 
 
-def node_manifest(name: str, kube_version: str, gpu_index: int | None) -> dict:
-    """A Node as kwok manages it, labelled as NFD and GPU Feature Discovery label a GB200 tray."""
+def node_manifest(name: str, kube_version: str, gpu_index: int | None, trays_per_clique: int = TRAYS_PER_RACK) -> dict:
+    """A Node as kwok manages it, labelled as NFD and GPU Feature Discovery label a GB200 tray.
+
+    Tray ``gpu_index`` (from 0) is in rack ``gpu_index // TRAYS_PER_RACK + 1`` and in NVLink clique
+    ``gpu_index // trays_per_clique + 1``: one clique a rack by default, or a rack split into smaller cliques
+    (an NVL72 rack cabled as two NVL36 halves: 9). ``trays_per_clique`` outside 1..TRAYS_PER_RACK is refused.
+    """
+    if isinstance(trays_per_clique, bool) or not isinstance(trays_per_clique, int) or not (
+        1 <= trays_per_clique <= TRAYS_PER_RACK
+    ):
+        raise ValueError(
+            f"trays_per_clique must be a whole number from 1 to {TRAYS_PER_RACK} (the trays of one NVL72 rack),"
+            f" got {trays_per_clique!r}"
+        )
     labels = {
         "kubernetes.io/hostname": name,
         "kubernetes.io/os": "linux",
@@ -46,7 +58,8 @@ def node_manifest(name: str, kube_version: str, gpu_index: int | None) -> dict:
         capacity = {"cpu": "32", "memory": "128Gi", "pods": "110", "ephemeral-storage": "500Gi"}
         taints = [{"key": "node-role.kubernetes.io/control-plane", "effect": "NoSchedule"}]
     else:
-        clique = gpu_index // TRAYS_PER_RACK + 1
+        rack = gpu_index // TRAYS_PER_RACK + 1
+        clique = gpu_index // trays_per_clique + 1
         labels.update(
             {
                 "feature.node.kubernetes.io/pci-10de.present": "true",
@@ -67,7 +80,7 @@ def node_manifest(name: str, kube_version: str, gpu_index: int | None) -> dict:
                 "nvidia.com/mig.capable": "true",
                 "nvidia.com/cuda.driver-version.major": "580",
                 "nvidia.com/gpu.deploy.dcgm-exporter": "true",
-                "gpufabric.cluster/rack": f"rack-{clique:02d}",
+                "gpufabric.cluster/rack": f"rack-{rack:02d}",
             }
         )
         capacity["nvidia.com/gpu"] = str(GPUS_PER_TRAY)

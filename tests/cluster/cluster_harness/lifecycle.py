@@ -77,6 +77,10 @@ class Launch:
 
 def prepare(config: Config) -> Launch:
     """Refuse a second harness in the same run directory, check the binaries, start from an empty run directory."""
+    try:  # a clique size no rack has is refused before anything starts
+        node_manifest("gb200-tray-00", "", 0, config.trays_per_clique)
+    except ValueError as error:
+        raise HarnessError(str(error)) from None
     run_dir = config.run_dir.resolve()
     state = read_state(run_dir)
     if state and any(process.alive() for process in processes_of(state)):
@@ -280,7 +284,7 @@ def register_nodes(launch: Launch, api: Api) -> tuple[list[str], list[str]]:
     for name in control:
         api.request("POST", "/api/v1/nodes", node_manifest(name, kube_version, None))
     for index, name in enumerate(trays):
-        api.request("POST", "/api/v1/nodes", node_manifest(name, kube_version, index))
+        api.request("POST", "/api/v1/nodes", node_manifest(name, kube_version, index, launch.config.trays_per_clique))
     wanted = set(launch.state["nodes"])
 
     def all_ready() -> bool:
