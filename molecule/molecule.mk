@@ -1,9 +1,10 @@
 # The molecule tier: every scenario under molecule/*/molecule.yml (or SCENARIO=name), on podman systemd hosts
 # from the locally built Debian 12 image. Included by the main Makefile.
-MOLECULE_SCENARIOS := $(patsubst molecule/%/molecule.yml,%,$(wildcard molecule/*/molecule.yml))
+# molecule/demo is `make demo`, not a test scenario: left out.
+MOLECULE_SCENARIOS := $(filter-out demo,$(patsubst molecule/%/molecule.yml,%,$(wildcard molecule/*/molecule.yml)))
 SCENARIO ?=
 
-.PHONY: molecule-image molecule
+.PHONY: molecule-image molecule demo demo-down
 
 molecule-image: ## build (or reuse) the Debian 12 systemd image of the host-role scenarios
 	@tests/images/build-debian12-systemd.sh
@@ -20,3 +21,11 @@ molecule: test-venv collection molecule-image cluster-build $(KUBERNETES_CORE) #
 	  --molecule $(BIN)/molecule $(or $(SCENARIO),$(MOLECULE_SCENARIOS))
 
 TEST_TIERS += molecule
+
+# `make demo`: gpufabric.cluster.site on a simulated GB200 NVL72 rack (tools/demo.py, molecule/demo): the test control
+# plane with 18 kwok trays in two cliques, podman trays probing recorded trees, one of them with a rail down on purpose.
+demo: test-venv collection molecule-image cluster-build $(KUBERNETES_CORE) ## site.yml on a simulated GB200 NVL72 rack, reports in reports/demo
+	$(BIN)/python tools/demo.py up --molecule $(BIN)/molecule
+
+demo-down: test-venv collection ## remove the containers and stop the control plane make demo started
+	$(BIN)/python tools/demo.py down --molecule $(BIN)/molecule
