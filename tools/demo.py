@@ -159,9 +159,7 @@ def up(molecule: str, root: Path = ROOT) -> int:
     except DemoError as error:
         print(f"\nmake demo: FAILED (molecule converge exited {status}): {error}", file=sys.stderr)
         return 1
-    print(f"\nThe site run failed as the demo means it to (molecule converge exited {status}): {FAILING_TRAY} "
-          f"was excluded by the preflight gate, its rail {FAILING_RAIL} DOWN.")
-    print("Reports:")
+    print("\nReports:")
     for path in report_paths(root / REPORT_DIR):
         print(f"  {path}")
     if problems:
@@ -169,7 +167,9 @@ def up(molecule: str, root: Path = ROOT) -> int:
         for problem in problems:
             print(f"  - {problem}", file=sys.stderr)
         return 1
-    print(f"\nmake demo: as expected. {', '.join(READY_TRAYS)} went through every phase and passed the validation. "
+    print(f"\nThe site run failed as the demo means it to (molecule converge exited {status}): {FAILING_TRAY} "
+          f"was excluded by the preflight gate, its rail {FAILING_RAIL} DOWN.")
+    print(f"make demo: as expected. {', '.join(READY_TRAYS)} went through every phase and passed the validation. "
           "The rack is still up (run it again: `make demo`); `make demo-down` removes it.")
     return 0
 

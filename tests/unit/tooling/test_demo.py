@@ -213,7 +213,11 @@ def test_up_fails_on_a_summary_other_than_the_demo_s(tmp_path, capsys):
     root.mkdir()
     molecule = _stand_in_molecule(tmp_path, changed(validation_ran=False), 2)[0]
     assert demo.up(molecule, root) == 1
-    assert "the validation did not run" in capsys.readouterr().err
+    captured = capsys.readouterr()
+    assert "the validation did not run" in captured.err
+    # the reports are listed, and nothing says the run went as the demo means it to
+    assert str(root / "reports" / "demo" / "validation.html") in captured.out
+    assert "as the demo means it to" not in captured.out + captured.err
 
 
 def test_up_never_judges_an_earlier_run_s_summary(tmp_path, capsys):
