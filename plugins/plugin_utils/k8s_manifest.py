@@ -35,7 +35,8 @@ def for_server_side_apply(documents: t.Any) -> list[dict]:
 
     Empty documents (``---`` with nothing after it) are left out; an aggregated ClusterRole loses its ``rules``;
     every other object comes back as it is (a copy: the input is not changed). Raises :class:`ManifestError`
-    naming the document (counted from 1) that is not a mapping with a string ``apiVersion`` and ``kind``.
+    naming the document (counted from 1) that is not a mapping with a string ``apiVersion`` and ``kind``, and when
+    no object is left (an empty or truncated file).
     """
     if isinstance(documents, (str, bytes, Mapping)) or not isinstance(documents, Sequence):
         raise ManifestError(f"the input must be the list of a manifest's documents, got {type(documents).__name__}")
@@ -52,4 +53,7 @@ def for_server_side_apply(documents: t.Any) -> list[dict]:
         if _is_aggregated_cluster_role(obj):
             obj.pop("rules", None)
         objects.append(obj)
+    if not objects:
+        # An empty or cut-off file: applying nothing would pass, and the wait for the operator would time out later.
+        raise ManifestError("the manifest holds no Kubernetes object (an empty or truncated file?)")
     return objects

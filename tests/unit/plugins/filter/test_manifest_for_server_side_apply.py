@@ -68,7 +68,24 @@ def test_the_input_is_not_changed():
 
 def test_empty_documents_are_left_out():
     assert manifest_for_server_side_apply([None, NAMESPACE, None]) == [NAMESPACE]
-    assert manifest_for_server_side_apply([]) == []
+
+
+@pytest.mark.parametrize("text", ["", "---\n", "---\n---\n", "# only a comment\n"])
+def test_an_empty_or_truncated_manifest_file_is_refused(text):
+    documents = list(yaml.safe_load_all(text))
+    with pytest.raises(AnsibleFilterError) as error:
+        manifest_for_server_side_apply(documents)
+    assert str(error.value) == ("manifest_for_server_side_apply: the manifest holds no Kubernetes object "
+                                "(an empty or truncated file?)")
+
+
+def test_a_manifest_cut_inside_an_object_is_refused_naming_the_document():
+    text = MPI_OPERATOR.read_text(encoding="utf-8")
+    cut = text[: text.index("kind: ClusterRole")]  # the last document ends before its kind
+    documents = list(yaml.safe_load_all(cut))
+    with pytest.raises(AnsibleFilterError, match=rf"^manifest_for_server_side_apply: document {len(documents)} has no "
+                                                 r"kind \(a non-empty string\)$"):
+        manifest_for_server_side_apply(documents)
 
 
 def test_the_real_mpi_operator_manifest():
@@ -124,7 +141,8 @@ def test_any_documents_give_the_objects_or_a_clear_error(documents):
     try:
         objects = manifest_for_server_side_apply(documents)
     except AnsibleFilterError as exc:
-        assert str(exc).startswith("manifest_for_server_side_apply: document ")
+        assert str(exc).startswith("manifest_for_server_side_apply: document ") or (
+            all(document is None for document in documents) and "holds no Kubernetes object" in str(exc))
         return
     finally:
         assert documents == before
