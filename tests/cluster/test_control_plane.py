@@ -250,3 +250,32 @@ def test_up_refuses_a_clique_size_before_starting_anything(tmp_path):
     with pytest.raises(harness.HarnessError, match="trays_per_clique must be"):
         harness.up(harness.Config(run_dir=run_dir, bin_dir=tmp_path, gpu_nodes=2, trays_per_clique=19))
     assert not run_dir.exists()
+
+
+@pytest.mark.parametrize(
+    ("variable", "value", "option"),
+    [("GPUFABRIC_CLUSTER_TRAYS_PER_CLIQUE", "false", "--trays-per-clique: invalid int value: 'false'"),
+     ("GPUFABRIC_CLUSTER_TRAYS_PER_CLIQUE", "", "--trays-per-clique: invalid int value: ''"),
+     ("GPUFABRIC_CLUSTER_GPU_NODES", "9.0", "--gpu-nodes: invalid int value: '9.0'"),
+     ("GPUFABRIC_CLUSTER_TIMEOUT", "soon", "--timeout: invalid float value: 'soon'")],
+)
+def test_a_bad_value_from_the_environment_is_refused_naming_the_option(
+        monkeypatch, capsys, tmp_path, variable, value, option):
+    from cluster_harness import cli
+
+    monkeypatch.setenv(variable, value)
+    with pytest.raises(SystemExit) as exit_:
+        cli.main(["--run-dir", str(tmp_path / "run"), "up", "--no-build"])
+    assert exit_.value.code == 2
+    assert option in capsys.readouterr().err
+    assert not (tmp_path / "run").exists()
+
+
+def test_the_clique_size_from_the_environment_reaches_up(monkeypatch, tmp_path):
+    from cluster_harness import cli
+
+    monkeypatch.setenv("GPUFABRIC_CLUSTER_TRAYS_PER_CLIQUE", "19")
+    monkeypatch.setattr(cli.signal, "signal", lambda *_args: None)  # main's SIGTERM handler is not pytest's
+    # 19 parses as a number; up refuses it before starting anything (HarnessError, printed, exit 1).
+    assert cli.main(["--run-dir", str(tmp_path / "run"), "up", "--no-build", "--gpu-nodes", "2"]) != 0
+    assert not (tmp_path / "run").exists()

@@ -40,16 +40,21 @@ def main(argv: list[str] | None = None) -> int:
     commands = parser.add_subparsers(dest="command", required=True)
     up_parser = commands.add_parser("up", help="build if needed, start everything, wait until the nodes are Ready")
     up_parser.add_argument(
-        "--gpu-nodes", type=int, default=int(os.environ.get("GPUFABRIC_CLUSTER_GPU_NODES", TRAYS_PER_RACK))
+        # Defaults from the environment are strings: argparse converts them as it converts the option, so a bad
+        # value ("false", "") is refused naming the option instead of a traceback.
+        "--gpu-nodes", type=int, default=os.environ.get("GPUFABRIC_CLUSTER_GPU_NODES", str(TRAYS_PER_RACK)),
+        help="kwok GB200 trays (default: GPUFABRIC_CLUSTER_GPU_NODES, else a rack)"
     )
     up_parser.add_argument(
         "--trays-per-clique",
         type=int,
-        default=int(os.environ.get("GPUFABRIC_CLUSTER_TRAYS_PER_CLIQUE", TRAYS_PER_RACK)),
-        help=f"trays of one NVLink clique, 1..{TRAYS_PER_RACK} (default: a rack, {TRAYS_PER_RACK})",
+        default=os.environ.get("GPUFABRIC_CLUSTER_TRAYS_PER_CLIQUE", str(TRAYS_PER_RACK)),
+        help=f"trays of one NVLink clique, 1..{TRAYS_PER_RACK} (default: GPUFABRIC_CLUSTER_TRAYS_PER_CLIQUE, else a "
+        f"rack, {TRAYS_PER_RACK})",
     )
     up_parser.add_argument("--control-plane-nodes", type=int, default=1)
-    up_parser.add_argument("--timeout", type=float, default=float(os.environ.get("GPUFABRIC_CLUSTER_TIMEOUT", 180)))
+    up_parser.add_argument("--timeout", type=float, default=os.environ.get("GPUFABRIC_CLUSTER_TIMEOUT", "180"),
+                           help="seconds to wait for the control plane (default: GPUFABRIC_CLUSTER_TIMEOUT, else 180)")
     up_parser.add_argument("--no-build", action="store_true", help="fail instead of building missing binaries")
     up_parser.add_argument(
         "--complete-helm-hooks",
