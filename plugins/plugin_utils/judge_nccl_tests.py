@@ -160,14 +160,24 @@ def judge_nccl_tests(parsed: t.Any, threshold_gbps: t.Any = None, facts: t.Any =
     errors = [str(error) for error in errors]
     failures += [f"nccl-tests error: {error}" for error in errors]
 
-    hosts_by_rank: dict[int, str | None] = {}
+    lines_by_rank: dict[int, list[str | None]] = {}
     for device in parsed["devices"]:
         if isinstance(device, Mapping) and isinstance(device.get("rank"), int):
-            hosts_by_rank.setdefault(device["rank"], device.get("host"))
+            lines_by_rank.setdefault(device["rank"], []).append(device.get("host"))
+    hosts_by_rank = {rank: hosts[0] for rank, hosts in lines_by_rank.items()}
     count = int(expected_ranks) if expected_ranks is not None else (max(hosts_by_rank) + 1 if hosts_by_rank else 0)
     missing = [rank for rank in range(count) if rank not in hosts_by_rank]
     if missing:
         failures.append(f"rank(s) missing from the device lines: {', '.join(map(str, missing))}")
+    # A rank the job did not have, or one printed by two processes, means the log is not this one job's run (another
+    # run's output, or processes that each ran alone because MPI did not join them).
+    extra = [rank for rank in sorted(hosts_by_rank) if rank < 0 or rank >= count]
+    if extra:
+        failures.append(f"rank(s) the job of {count} did not have: {', '.join(map(str, extra))}")
+    repeated = [f"{rank} ({', '.join(map(str, hosts))})" for rank, hosts in sorted(lines_by_rank.items())
+                if len(hosts) > 1]
+    if repeated:
+        failures.append(f"rank(s) on more than one device line: {'; '.join(repeated)}")
     hosts: dict[str, list[int]] = {}
     for rank in sorted(hosts_by_rank):
         hosts.setdefault(str(hosts_by_rank[rank]), []).append(rank)

@@ -66,6 +66,33 @@ def test_device_lines_only_real_output_names_hosts_and_fails_as_truncated():
         "rank(s) missing from the device lines: 12, 13, 14, 15"
 
 
+def test_complete_real_two_host_output_passes_and_names_its_hosts():
+    parsed = parse_nccl_tests(_read("nccl_tests_all_reduce_h200_two_hosts.txt"))
+    verdict = judge_nccl_tests(parsed, threshold_gbps=450, ranks=16)
+    assert verdict["passed"] is True, verdict["failures"]
+    assert (verdict["peak_busbw_gbps"], verdict["peak_size_bytes"]) == (486.49, 17179869184)
+    assert (verdict["worst_busbw_gbps"], verdict["worst_size_bytes"]) == (459.43, 1073741824)
+    assert (verdict["large_sizes"], verdict["ranks"], verdict["out_of_bounds"]) == (5, 16, 0)
+    assert verdict["hosts"] == {"GPU-6550": list(range(8)), "GPU-3841": list(range(8, 16))}
+    # Against the GB200 NVLink domain floor an H200 pair over the network is far below.
+    assert judge_nccl_tests(parsed, facts=GB200, ranks=16)["failures"] == [
+        "peak busbw 486.49 GB/s (at 17179869184 B) below the threshold 600 GB/s"]
+
+
+def test_an_output_with_more_ranks_than_the_job_is_not_its_output():
+    parsed = parse_nccl_tests(_read("nccl_tests_all_reduce_h200_two_hosts.txt"))
+    verdict = judge_nccl_tests(parsed, threshold_gbps=450, ranks=8)
+    assert verdict["failures"] == ["rank(s) the job of 8 did not have: 8, 9, 10, 11, 12, 13, 14, 15"]
+
+
+def test_the_same_rank_printed_twice_fails_naming_the_hosts():
+    # The real output of two processes that each ran alone (no MPI between them): both are rank 0.
+    parsed = parse_nccl_tests(_read("nccl_tests_devices_v100_old.txt"))
+    verdict = judge_nccl_tests(parsed, threshold_gbps=1)
+    assert "rank(s) on more than one device line: 0 (ip-172-31-20-228, ip-172-31-22-230)" in verdict["failures"]
+    assert verdict["passed"] is False
+
+
 def test_small_sizes_only_real_output_never_passes():
     parsed = parse_nccl_tests(_read("nccl_tests_all_reduce_p5_tagged.txt"))
     verdict = judge_nccl_tests(parsed, threshold_gbps=1, min_size_bytes=1024)

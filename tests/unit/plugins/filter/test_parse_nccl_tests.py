@@ -83,6 +83,19 @@ def test_real_rows_and_footer():
     assert parsed["devices"] == []
 
 
+def test_real_complete_run_of_two_hosts():
+    # argonne-lcf/oci-howto 4_jobscript.md: a whole all_reduce_perf run, 16 ranks over two H200 nodes.
+    parsed = parse_nccl_tests(_read("nccl_tests_all_reduce_h200_two_hosts.txt"))
+    _check_shape(parsed)
+    assert [device["rank"] for device in parsed["devices"]] == list(range(16))
+    assert parsed["devices"][15] == {"rank": 15, "group": 0, "pid": 287777, "host": "GPU-3841", "gpu_index": 7,
+                                     "pci_bus": "0xd8", "name": "NVIDIA H200"}
+    assert [row["size_bytes"] for row in parsed["rows"]] == [2 ** n for n in range(30, 35)]
+    assert parsed["rows"][-1]["in_place"] == {"time_us": 66226.0, "algbw_gbps": 259.41, "busbw_gbps": 486.4,
+                                              "wrong": 0}
+    assert (parsed["out_of_bounds"], parsed["avg_busbw_gbps"], parsed["complete"]) == (0, 476.572, True)
+
+
 def test_real_device_lines_of_two_hosts():
     # NVIDIA/nccl-tests issue #294: twelve ranks over two hosts, PCI addresses in the newer format.
     parsed = parse_nccl_tests(_read("nccl_tests_devices_h100_two_hosts.txt"))
