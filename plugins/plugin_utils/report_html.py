@@ -240,7 +240,8 @@ def _nccl_section(result: Mapping) -> str:
     status = str(verdict.get("status", "fail"))
     threshold = verdict.get("threshold_gbps")
     threshold = float(threshold) if isinstance(threshold, (int, float)) and not isinstance(threshold, bool) else None
-    hosts = sorted(verdict.get("hosts") or {}) or list(placement.get("nodes") or [])
+    hosts = ", ".join(map(str, sorted(verdict.get("hosts") or {}))) or "none printed"
+    nodes = ", ".join(map(str, placement.get("nodes") or []))
     where = (f"clique {escape(placement.get('clique'))} ({escape(placement.get('gpu_model'))})"
              if result.get("shape") == "nvlink" else
              f"rails {escape((placement.get('env') or {}).get('NCCL_IB_HCA'))}, GPUDirect RDMA "
@@ -249,7 +250,8 @@ def _nccl_section(result: Mapping) -> str:
              f'{escape(result.get("namespace"))}/{escape(result.get("name"))}: '
              f'<span class="{escape(status)}">{escape(status).upper()}</span></h2>',
              f"<p>{escape(nccl_summary(result))}.</p>",
-             f"<p>{escape(verdict.get('ranks'))} ranks on {escape(', '.join(map(str, hosts)))}; {where}.</p>",
+             f"<p>{escape(verdict.get('ranks'))} ranks on nodes {escape(nodes)} (the output's hosts: "
+             f"{escape(hosts)}); {where}.</p>",
              busbw_chart(result["nccl_tests"].get("rows") or [], threshold),
              _reasons(verdict.get("failures")), "</section>"]
     return "\n".join(parts)

@@ -262,7 +262,8 @@ def nccl_markdown(result: t.Any) -> str:
              f"{str(verdict.get('status', 'fail')).upper()}", "",
              f"- MPIJob `{result.get('namespace')}/{result.get('name')}`, launcher {result.get('launcher') or '-'}",
              f"- {nccl_summary(result)}",
-             f"- Ranks: {verdict.get('ranks')} on {_cell(sorted(hosts) or list(placement.get('nodes') or []))}"]
+             f"- Ranks: {verdict.get('ranks')} on nodes {_cell(list(placement.get('nodes') or []))}; the output's "
+             f"hosts: {_cell(sorted(hosts)) if hosts else 'none printed'}"]
     if result.get("shape") == "nvlink":
         lines.append(f"- Clique {placement.get('clique')} ({placement.get('gpu_model') or '-'})")
     else:

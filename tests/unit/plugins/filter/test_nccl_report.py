@@ -33,7 +33,8 @@ def test_markdown_of_a_passing_nvlink_run():
     assert text.startswith("<!-- Ansible managed -->\n# NCCL all_reduce validation (nvlink): PASS")
     assert "peak busbw 840 GB/s at 8 GiB, worst large size 1 GiB (763.64 GB/s), threshold 600.0 GB/s" in text
     assert "transport mnnvl, nvls" in text
-    assert "- Ranks: 8 on tray-0, tray-1" in text and "- Clique 3c1a5f2e-9b7d-4c2a-8e6f-1d0b7a9c4e21.1" in text
+    assert "- Ranks: 8 on nodes tray-0, tray-1; the output's hosts: tray-0, tray-1" in text
+    assert "- Clique 3c1a5f2e-9b7d-4c2a-8e6f-1d0b7a9c4e21.1" in text
     assert "| 8 GiB | float | 840.0 | 839.0 | 0 |" in text and "| 8 B | float |" in text
     assert "## Failures" not in text
 
@@ -45,6 +46,20 @@ def test_markdown_of_a_failing_rdma_run_names_the_failures():
     assert "threshold 92.0 GB/s (2 x 400G NIC at 46 GB/s busbw each), transport network" in text
     assert "- 3 wrong value(s) (#wrong) at size(s) 2147483648 B" in text
     assert "| 2 GiB | float | 56.36 | 55.36 | 3 |" in text
+
+
+def test_the_nodes_and_the_hosts_the_output_printed_are_told_apart():
+    # In an MPIJob the output's hosts are the worker pods' names; the nodes come from the placement.
+    result = nccl_result("nvlink")
+    result["placement"]["nodes"] = ["gb200-tray-05", "gb200-tray-06"]
+    result["verdict"]["hosts"] = {"nccl-tests-worker-0": [0, 1, 2, 3], "nccl-tests-worker-1": [4, 5, 6, 7]}
+    assert ("- Ranks: 8 on nodes gb200-tray-05, gb200-tray-06; the output's hosts: nccl-tests-worker-0, "
+            "nccl-tests-worker-1") in nccl_markdown(result)
+    assert ("8 ranks on nodes gb200-tray-05, gb200-tray-06 (the output's hosts: nccl-tests-worker-0, "
+            "nccl-tests-worker-1)") in validation_report_html({"nccl": result})
+    result["verdict"]["hosts"] = {}
+    assert "the output's hosts: none printed" in nccl_markdown(result)
+    assert "(the output's hosts: none printed)" in validation_report_html({"nccl": result})
 
 
 def test_validation_summary_has_the_nccl_line():
