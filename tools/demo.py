@@ -8,7 +8,8 @@ test control plane with 18 kwok trays in two cliques of 9, podman trays gb200-tr
 (clique 2, rail mlx5_1 DOWN) probing the recorded GB200 tray tree, and site.yml whole on them. The site run fails on
 purpose (tray-16 is excluded), so its exit status says nothing; the judgement is its summary,
 reports/demo/site-summary.json: exactly tray-16 excluded for mlx5_1 DOWN, tray-07 and -08 through every phase, the
-validation run and passed. ``up`` prints the reports and exits 0 when the summary says just that, 1 when not.
+validation (nvbandwidth, ib_write_bw and nccl-tests all_reduce, from the site scenario's served outputs) run and
+passed. ``up`` prints the reports and exits 0 when the summary says just that, 1 when not.
 ``down`` runs the scenario's destroy (site's destroy.yml): the containers removed, the control plane stopped.
 
     python tools/demo.py up [--molecule PATH]
