@@ -30,7 +30,7 @@ cluster-status: venv # the running harness: ports, pids, kubeconfig (JSON)
 	$(CLUSTER_HARNESS) status
 
 cluster: test-venv collection cluster-build $(KUBERNETES_CORE) ## the cluster tier: smoke tests against the harness
-	cd $(ROOT) && rc=0 && PYTHONPATH=$(COLLECTIONS) $(BIN)/pytest -q -m cluster tests/cluster || rc=$$?; \
+	cd $(ROOT) && rc=0 && PYTHONPATH=$(COLLECTIONS) $(BIN)/pytest -q --durations=15 -m cluster tests/cluster || rc=$$?; \
 	  if [ $$rc = 5 ]; then echo "pytest collected no test"; exit 1; fi; exit $$rc
 
 TEST_TIERS += cluster
