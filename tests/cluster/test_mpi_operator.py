@@ -203,3 +203,41 @@ def test_the_operator_step_of_the_validate_roles_is_idempotent_and_keeps_the_agg
     # Before the fix each run set the aggregated role's rules to [] (a change), and the controller filled them again.
     assert [run.changed for run in runs] == [0, 0], [run.output[-3000:] for run in runs]
     assert (rbac.read_cluster_role("kubeflow-mpijobs-admin").rules or []) == edit_rules
+
+
+def test_one_run_applies_the_operator_once_per_cluster(cluster, shared_dir, tmp_path):
+    """validate_compute_domain and validate_nccl in one validate play: the second call of the operator step finds the
+    manifest applied to the same kubeconfig by this run and only waits; another kubeconfig (another cluster, here the
+    same one under another path) is applied to again."""
+    import re
+    import shutil
+
+    import role_runner
+    import yaml
+
+    version = harness.versions()["MPI_OPERATOR_VERSION"]
+    other_kubeconfig = tmp_path / "other-kubeconfig"
+    shutil.copy(cluster.kubeconfig, other_kubeconfig)
+    runner = role_runner.Runner(cluster, tmp_path, {})
+
+    def step(role, kubeconfig):
+        return {"name": f"Apply the MPI operator for {role}", "ansible.builtin.include_role": {
+            "name": "gpufabric.cluster._mpi_job", "tasks_from": "operator"}, "vars": {
+            "_mpi_job_role": role, "_mpi_job_kubeconfig": str(kubeconfig),
+            "_mpi_job_manifest": str(shared_dir / "manifests" / f"mpi-operator-{version}.yaml"),
+            "_mpi_job_timeout": 120}}
+
+    playbook = tmp_path / "twice.yml"
+    playbook.write_text(yaml.safe_dump([{
+        "name": "Two validate roles in one play", "hosts": "localhost", "gather_facts": False,
+        "tasks": [step("validate_compute_domain", cluster.kubeconfig), step("validate_nccl", cluster.kubeconfig),
+                  step("validate_nccl", other_kubeconfig)],
+    }], sort_keys=False))
+    result = runner.run(playbook)
+    assert result.rc == 0, result.output[-3000:]
+    applies = re.findall(r"TASK \[gpufabric\.cluster\._mpi_job : Apply the MPI operator\][^\n]*\n+(\w+):",
+                         result.output)
+    waits = re.findall(r"TASK \[gpufabric\.cluster\._mpi_job : Wait for the MPI operator\][^\n]*\n+(\w+):",
+                       result.output)
+    assert [status != "skipping" for status in applies] == [True, False, True], result.output[-3000:]
+    assert waits == ["ok", "ok", "ok"], result.output[-3000:]
