@@ -99,6 +99,12 @@ def _placements(row: Mapping) -> list[Mapping]:
     return [placement for placement in (row.get("out_of_place"), row.get("in_place")) if isinstance(placement, Mapping)]
 
 
+def _listed(items: list, separator: str = ", ", limit: int = 8) -> str:
+    """The first ``limit`` of ``items`` joined, and how many more (a failure of a 72-rank job lists no 72 ranks)."""
+    shown = separator.join(map(str, items[:limit]))
+    return shown if len(items) <= limit else f"{shown} and {len(items) - limit} more"
+
+
 def _check_parsed(parsed: t.Any) -> Mapping:
     parsed = arguments.mapping("the input", parsed)
     for key in ("rows", "devices"):
@@ -168,16 +174,16 @@ def judge_nccl_tests(parsed: t.Any, threshold_gbps: t.Any = None, facts: t.Any =
     count = int(expected_ranks) if expected_ranks is not None else (max(hosts_by_rank) + 1 if hosts_by_rank else 0)
     missing = [rank for rank in range(count) if rank not in hosts_by_rank]
     if missing:
-        failures.append(f"rank(s) missing from the device lines: {', '.join(map(str, missing))}")
+        failures.append(f"rank(s) missing from the device lines: {_listed(missing)}")
     # A rank the job did not have, or one printed by two processes, means the log is not this one job's run (another
     # run's output, or processes that each ran alone because MPI did not join them).
     extra = [rank for rank in sorted(hosts_by_rank) if rank < 0 or rank >= count]
     if extra:
-        failures.append(f"rank(s) the job of {count} did not have: {', '.join(map(str, extra))}")
+        failures.append(f"rank(s) the job of {count} did not have: {_listed(extra)}")
     repeated = [f"{rank} ({', '.join(map(str, hosts))})" for rank, hosts in sorted(lines_by_rank.items())
                 if len(hosts) > 1]
     if repeated:
-        failures.append(f"rank(s) on more than one device line: {'; '.join(repeated)}")
+        failures.append(f"rank(s) on more than one device line: {_listed(repeated, '; ')}")
     hosts: dict[str, list[int]] = {}
     for rank in sorted(hosts_by_rank):
         hosts.setdefault(str(hosts_by_rank[rank]), []).append(rank)

@@ -93,6 +93,17 @@ def test_the_same_rank_printed_twice_fails_naming_the_hosts():
     assert verdict["passed"] is False
 
 
+def test_a_log_holding_the_run_twice_fails_and_the_list_is_cut_short():
+    # The same real run printed twice (a wrapper that retried mpirun): every rank is on two device lines.
+    parsed = parse_nccl_tests(_read("nccl_tests_all_reduce_h200_two_hosts.txt") * 2)
+    failures = judge_nccl_tests(parsed, threshold_gbps=450, ranks=16)["failures"]
+    assert failures == ["rank(s) on more than one device line: 0 (GPU-6550, GPU-6550); 1 (GPU-6550, GPU-6550); "
+                        "2 (GPU-6550, GPU-6550); 3 (GPU-6550, GPU-6550); 4 (GPU-6550, GPU-6550); "
+                        "5 (GPU-6550, GPU-6550); 6 (GPU-6550, GPU-6550); 7 (GPU-6550, GPU-6550) and 8 more"]
+    assert judge_nccl_tests(parsed, threshold_gbps=450, ranks=4)["failures"][0] == \
+        "rank(s) the job of 4 did not have: 4, 5, 6, 7, 8, 9, 10, 11 and 4 more"
+
+
 def test_small_sizes_only_real_output_never_passes():
     parsed = parse_nccl_tests(_read("nccl_tests_all_reduce_p5_tagged.txt"))
     verdict = judge_nccl_tests(parsed, threshold_gbps=1, min_size_bytes=1024)
