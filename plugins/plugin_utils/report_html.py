@@ -19,6 +19,7 @@ from ansible_collections.gpufabric.cluster.plugins.plugin_utils.redact import re
 from ansible_collections.gpufabric.cluster.plugins.plugin_utils.report_markdown import (
     ReportError,
     check_nccl_result,
+    nccl_nodes_and_hosts,
     nccl_summary,
     pair_placement,
     size_text,
@@ -240,8 +241,7 @@ def _nccl_section(result: Mapping) -> str:
     status = str(verdict.get("status", "fail"))
     threshold = verdict.get("threshold_gbps")
     threshold = float(threshold) if isinstance(threshold, (int, float)) and not isinstance(threshold, bool) else None
-    hosts = ", ".join(map(str, sorted(verdict.get("hosts") or {}))) or "none printed"
-    nodes = ", ".join(map(str, placement.get("nodes") or []))
+    nodes, hosts = nccl_nodes_and_hosts(result)
     where = (f"clique {escape(placement.get('clique'))} ({escape(placement.get('gpu_model'))})"
              if result.get("shape") == "nvlink" else
              f"rails {escape((placement.get('env') or {}).get('NCCL_IB_HCA'))}, GPUDirect RDMA "

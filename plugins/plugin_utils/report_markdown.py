@@ -253,17 +253,24 @@ def nccl_summary(result: Mapping) -> str:
             f"{verdict.get('threshold_gbps')} GB/s ({verdict.get('threshold_source')}), transport {transport}")
 
 
+def nccl_nodes_and_hosts(result: Mapping) -> tuple[str, str]:
+    """The job's nodes (its placement) and, apart from them, the hosts the output printed (in an MPIJob the worker
+    pods' names), or ``none printed``: the two are not the same thing and the reports say which is which."""
+    nodes = ", ".join(map(str, result["placement"].get("nodes") or []))
+    hosts = ", ".join(map(str, sorted(result["verdict"].get("hosts") or {}))) or "none printed"
+    return nodes, hosts
+
+
 def nccl_markdown(result: t.Any) -> str:
     """Return the report of validate_nccl (``validate_nccl_result``): verdict, placement, busbw per size."""
     result = check_nccl_result(result)
     verdict, placement, parsed = result["verdict"], result["placement"], result["nccl_tests"]
-    hosts = verdict.get("hosts") or {}
+    nodes, hosts = nccl_nodes_and_hosts(result)
     lines = [MANAGED, f"# NCCL all_reduce validation ({result.get('shape')}): "
              f"{str(verdict.get('status', 'fail')).upper()}", "",
              f"- MPIJob `{result.get('namespace')}/{result.get('name')}`, launcher {result.get('launcher') or '-'}",
              f"- {nccl_summary(result)}",
-             f"- Ranks: {verdict.get('ranks')} on nodes {_cell(list(placement.get('nodes') or []))}; the output's "
-             f"hosts: {_cell(sorted(hosts)) if hosts else 'none printed'}"]
+             f"- Ranks: {verdict.get('ranks')} on nodes {_cell(nodes)}; the output's hosts: {_cell(hosts)}"]
     if result.get("shape") == "nvlink":
         lines.append(f"- Clique {placement.get('clique')} ({placement.get('gpu_model') or '-'})")
     else:
