@@ -45,6 +45,10 @@ def compute_domain_placement(nodes_info: t.Any, nodes: int, gpus_per_node: int, 
         node_names = arguments.sequence("node_names", node_names)
         if not all(isinstance(name, str) and name for name in node_names):
             raise PlacementError(f"node_names must be a list of node names, got {node_names!r}")
+        repeated = sorted({name for name in node_names if node_names.count(name) > 1})
+        if repeated:
+            # Counted once, a repeated node left the clique short and the error spoke of Ready nodes per clique.
+            raise PlacementError(f"node_names names {', '.join(repeated)} more than once")
     if not isinstance(nodes_info, list) or not all(isinstance(node, Mapping) for node in nodes_info):
         raise PlacementError("expected the resources list of k8s_info for Nodes")
     candidates: dict[str, list[str]] = {}
