@@ -51,3 +51,21 @@ def test_a_threshold_from_extra_vars_that_is_no_number_is_refused_by_name(tmp_pa
     returncode, output = run_role(tmp_path, role, extra_vars)
     assert returncode == 2, output
     assert message in output
+
+
+@pytest.mark.parametrize(("value", "runs"), [("false", False), ("no", False), ("true", True)])
+def test_the_nccl_switch_as_a_string_from_extra_vars(tmp_path, value, runs):
+    """``-e gpufabric_validate_nccl=false`` is the string "false": it must not turn the NCCL run on. "true" runs it,
+    and with no cluster here its first API call fails and is recorded as the NCCL failure."""
+    env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=COLLECTIONS_PATH, ANSIBLE_NOCOLOR="1",
+               ANSIBLE_LOCALHOST_WARNING="false", KUBECONFIG=str(tmp_path / "no-kubeconfig"))
+    command = [os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-i", "localhost,", "-c", "local",
+               "-e", f"ansible_python_interpreter={sys.executable}", "-e", f"gpufabric_validate_nccl={value}",
+               "-e", "gpufabric_validate_compute_domain=false", "-e", f"gpufabric_report_dir={tmp_path / 'reports'}",
+               "gpufabric.cluster.validate"]
+    completed = subprocess.run(command, capture_output=True, text=True, env=env, cwd=str(tmp_path), check=False)
+    output = " ".join((completed.stdout + completed.stderr).split())
+    validation = yaml.safe_load((tmp_path / "reports" / "validation.json").read_text())
+    assert ("TASK [gpufabric.cluster.validate_nccl" in output) is runs, output[-2000:]
+    assert (completed.returncode != 0) is runs, output[-2000:]
+    assert bool(validation["failures"]) is runs, validation

@@ -79,6 +79,18 @@ def test_complete_real_two_host_output_passes_and_names_its_hosts():
         "peak busbw 486.49 GB/s (at 17179869184 B) below the threshold 600 GB/s"]
 
 
+@pytest.mark.parametrize("cut", ["# Out of bounds", "  8589934592", "#       size", "#  Rank  9"])
+def test_the_complete_real_run_cut_short_never_passes(cut):
+    # A launcher log cut where the pod died or the log rotated: before the footer, inside the table, before it, or
+    # inside the device lines.
+    text = _read("nccl_tests_all_reduce_h200_two_hosts.txt")
+    verdict = judge_nccl_tests(parse_nccl_tests(text[:text.index(cut)]), threshold_gbps=450, ranks=16)
+    assert verdict["passed"] is False
+    assert "no 'Out of bounds values' line: the run did not finish (truncated output)" in verdict["failures"]
+    with pytest.raises(AnsibleFilterError, match="parse_nccl_tests: the output is empty"):
+        parse_nccl_tests("")
+
+
 def test_an_output_with_more_ranks_than_the_job_is_not_its_output():
     parsed = parse_nccl_tests(_read("nccl_tests_all_reduce_h200_two_hosts.txt"))
     verdict = judge_nccl_tests(parsed, threshold_gbps=450, ranks=8)
