@@ -2,14 +2,24 @@
 # Copyright: (c) 2026, gpufabric.cluster contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Shared testinfra fixtures of the host-role scenarios (molecule/<role>/tests), found by pytest from the repository's
-pytest.ini rootdir."""
+pytest.ini rootdir.
+
+Also puts the TEST FIXTURE backend of tests/molecule/testinfra_nsenter.py in place of testinfra's podman backend:
+the scenarios' ``podman://<container>`` checks run through nsenter, as their Ansible tasks do, instead of one
+``podman exec`` each.
+"""
 
 from __future__ import annotations
 
 import os
 import subprocess
+import sys
 
 import pytest
+import testinfra.backend
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tests", "molecule"))
+testinfra.backend.BACKENDS["podman"] = "testinfra_nsenter.NsenterPodmanBackend"
 
 
 @pytest.fixture

@@ -10,13 +10,9 @@ processes: mount, ``echo ~``, mkdir of a temp directory, chmod, and the module. 
 wall time on a 2-core machine (conmon, runc exec, the exit file), so the molecule tier spent most of its time there.
 
 This plugin, found first because the scenarios put ``tests/molecule/connection`` on ANSIBLE_CONNECTION_PLUGINS, runs
-each command once, with ``nsenter --all`` into the namespaces of the container's init (mount, UTS, IPC, network,
-PID, cgroup): the same root file system, network, hostname and processes ``podman exec`` gives, the container's
-environment (read from its init's ``/proc/<pid>/environ``), and, as the containers are privileged, the same
-capabilities. Modules are pipelined into the container's Python, as over SSH with pipelining; files go through
-``cat`` in the container. The init's PID comes from ``podman inspect`` once per container start, remembered beside
-its start time (``/proc/<pid>/stat``), so a restarted or recreated container is looked up again.
-One difference from ``podman exec``: the commands stay in the controller's cgroup, not the container's.
+each command once, with ``nsenter --all`` into the namespaces of the container's init (``../container_exec.py``
+explains what that gives and how the init is found). Modules are pipelined into the container's Python, as over SSH
+with pipelining; files go through ``cat`` in the container.
 
 Not part of the collection: the roles and playbooks run the same tasks over it as over SSH.
 """
@@ -26,13 +22,16 @@ from __future__ import annotations
 import os
 import shlex
 import subprocess
-import tempfile
+import sys
 
 from ansible.errors import AnsibleConnectionFailure, AnsibleError
-from ansible.module_utils.common.process import get_bin_path
 from ansible.module_utils.common.text.converters import to_bytes, to_text
 from ansible.plugins.connection import ConnectionBase, ensure_connect
 from ansible.utils.display import Display
+
+# the helper shared with the testinfra backend, beside this plugin's directory (tests/molecule)
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import container_exec
 
 DOCUMENTATION = r"""
 name: podman
@@ -88,46 +87,17 @@ class Connection(ConnectionBase):
 
     def _connect(self):
         if not self._connected:
-            self._init_pid = self._find_init_pid()
             try:
-                with open(f"/proc/{self._init_pid}/environ", "rb") as handle:
-                    entries = [entry.partition(b"=") for entry in handle.read().split(b"\0") if b"=" in entry]
-            except OSError as error:
-                raise AnsibleConnectionFailure(f"container {self._container()}: {error}") from None
-            self._environment = {key: value for key, _sep, value in entries}
+                self._init_pid = container_exec.init_pid(self._container(), self.get_option("podman_executable"))
+                self._environment = container_exec.init_environment(self._container(), self._init_pid)
+            except container_exec.ContainerNotRunning as error:
+                raise AnsibleConnectionFailure(str(error)) from None
             self._connected = True
         return self
 
-    def _find_init_pid(self) -> int:
-        """The host PID of the container's init: remembered while that process lives, else ``podman inspect``."""
-        cache = os.path.join(os.environ.get("MOLECULE_EPHEMERAL_DIRECTORY") or tempfile.gettempdir(),
-                             f"gpufabric-podman-pid-{self._container()}")
-        try:
-            with open(cache, encoding="ascii") as handle:
-                pid, started = handle.read().split()
-            if _start_time(int(pid)) == started:
-                return int(pid)
-        except (OSError, ValueError):
-            pass
-        try:
-            podman = get_bin_path(self.get_option("podman_executable"))
-        except ValueError as error:
-            raise AnsibleConnectionFailure(str(error)) from None
-        inspect = subprocess.run([podman, "inspect", "--format", "{{.State.Pid}}", self._container()],
-                                 capture_output=True, text=True, check=False)
-        pid = inspect.stdout.strip()
-        if inspect.returncode != 0 or not pid.isdigit() or pid == "0":
-            raise AnsibleConnectionFailure(f"container {self._container()} is not running: "
-                                           f"{inspect.stderr.strip() or pid}")
-        started = _start_time(int(pid))
-        if started:
-            with open(cache, "w", encoding="ascii") as handle:
-                handle.write(f"{pid} {started}\n")
-        return int(pid)
-
     def _run(self, argv: list, in_data: bytes | None) -> tuple[int, bytes, bytes]:
         """Run ``argv`` in the container, ``in_data`` on its standard input."""
-        command = ["nsenter", f"--target={self._init_pid}", "--all", "--", *argv]
+        command = container_exec.nsenter_argv(self._init_pid, argv)
         display.vvv(f"EXEC {command}", host=self._container())
         completed = subprocess.run([to_bytes(part, errors="surrogate_or_strict") for part in command],
                                    input=in_data if in_data is not None else b"", capture_output=True, check=False,
@@ -163,12 +133,3 @@ class Connection(ConnectionBase):
 
     def close(self):
         self._connected = False
-
-
-def _start_time(pid: int) -> str:
-    """The start time of ``pid`` (field 22 of ``/proc/<pid>/stat``), or "" when it does not run."""
-    try:
-        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as handle:
-            return handle.read().rpartition(")")[2].split()[19]
-    except (OSError, IndexError):
-        return ""
