@@ -81,9 +81,12 @@ docs-lint: test-venv collection ## antsibull-docs lint-collection-docs --plugin-
 	ANSIBLE_HOME=$(BUILD) $(BIN)/antsibull-docs lint-collection-docs --plugin-docs $(LINK)
 	$(BIN)/antsibull-changelog lint
 
-unit: test-venv collection ## pytest on module_utils, modules and filters with recorded fixtures
+# pytest-xdist workers of the unit tier: the tests are CPU-bound and independent (each builds its trees in tmp_path)
+UNIT_JOBS ?= 2
+
+unit: test-venv collection ## pytest on module_utils, modules and filters with recorded fixtures (UNIT_JOBS=2)
 	@sh tools/bootstrap-debian.sh chromium  # the test that renders the validation report headless
-	cd $(ROOT) && PYTHONPATH=$(COLLECTIONS) $(BIN)/pytest -q tests/unit; rc=$$?; \
+	cd $(ROOT) && PYTHONPATH=$(COLLECTIONS) $(BIN)/pytest -q -n $(UNIT_JOBS) tests/unit; rc=$$?; \
 	  if [ $$rc = 5 ]; then echo "pytest collected no test"; exit 1; fi; exit $$rc
 
 sanity: test-venv ## ansible-test sanity on a copy of the tree laid out as ansible_collections/gpufabric/cluster

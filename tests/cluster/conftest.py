@@ -4,8 +4,9 @@
 """Fixtures of the cluster tier: one harness per session, a fresh namespace per test.
 
 Every test under tests/cluster carries the ``cluster`` marker (``pytest -m cluster``). The
-session's harness runs from ``.build/cluster/pytest-run`` on free ports, so a harness started
-by hand (``make cluster-up``) is left alone; it is torn down when the session ends, failed
+session's harness runs from ``.build/cluster/pytest-run`` (``pytest-run-<worker>`` under
+pytest-xdist: one harness per worker) on free ports, so a harness started by hand
+(``make cluster-up``) is left alone; it is torn down when the session ends, failed
 tests or not. ``GPUFABRIC_CLUSTER_GPU_NODES`` sets the number of fake GB200 trays (18).
 """
 
@@ -22,7 +23,10 @@ from pathlib import Path
 import cluster_harness as harness
 import pytest
 
-SESSION_RUN_DIR = harness.ROOT / ".build" / "cluster" / "pytest-run"
+# one harness per pytest process: `make cluster` runs the tier on two pytest-xdist workers (gw0, gw1), each with its
+# own control plane, as a harness takes under one core of the two (the tests wait on the API server)
+SESSION_RUN_DIR = harness.ROOT / ".build" / "cluster" / (
+    f"pytest-run-{os.environ['PYTEST_XDIST_WORKER']}" if os.environ.get("PYTEST_XDIST_WORKER") else "pytest-run")
 SHARED = harness.ROOT.parent / "shared"
 DRA_CHART = SHARED / "charts" / "nvidia-dra-driver-gpu"
 
