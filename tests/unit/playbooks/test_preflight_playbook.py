@@ -99,6 +99,23 @@ def test_bad_variable_is_named(fleet):
     assert "gpufabric_preflight_fail_on_error" in completed.stdout
 
 
+@pytest.mark.parametrize("extra, variable, message", [
+    ('{"gpufabric_imex_mode": "bogus"}', "gpufabric_imex_mode", "must be one of: host, dra, dra_host_managed"),
+    ('{"gpufabric_preflight_settings": "fast"}', "gpufabric_preflight_settings", "unable to convert to dict"),
+    ('{"gpufabric_imex_address_family": "ipv5"}', "gpufabric_imex_address_family", "must be one of: ipv4, ipv6"),
+])
+def test_site_settings_checked_once_for_every_host_before_any_judgement(fleet, extra, variable, message):
+    """The site-wide settings are checked by one task on the controller, for every host, not once per host."""
+    completed = run_preflight(fleet, "-e", extra)
+    assert completed.returncode != 0
+    output = " ".join(completed.stdout.split())
+    assert variable in output and message in output, output
+    assert "Validating arguments against arg spec" not in output
+    assert "Judge readiness of every host" not in output
+    failed = re.findall(r"failed: \[\w+\] \(item=(\w+)\)", completed.stdout)
+    assert sorted(failed) == ["broken", "hgx", "plain"], failed
+
+
 @pytest.fixture(scope="module")
 def fleet_with_empty_root(host_trees, tmp_path_factory):
     """A good host and one whose probe root is an empty directory: its probes read nothing."""
