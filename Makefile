@@ -58,13 +58,17 @@ preflight: venv collection ## run the preflight playbook against $(INVENTORY) an
 	@cat "$${GPUFABRIC_REPORT_DIR:-$(ROOT)/reports}/preflight.md" 2>/dev/null || true
 
 # Further tiers (the cluster harness, molecule scenarios) add themselves to TEST_TIERS from their own makefiles.
-TEST_TIERS := lint sanity unit
+# Tiers joined by "+" run side by side (make -j, each one's output printed whole when it ends): lint and sanity keep
+# about one core each busy, so on two cores they take the time of the longer one.
+TEST_TIERS := lint+sanity unit
 -include tests/cluster/cluster.mk
 -include molecule/molecule.mk
 
 test: ## every test tier
-	@set -e; for tier in $(TEST_TIERS); do echo "=== tier: $$tier"; $(MAKE) --no-print-directory $$tier; done
-	@echo "all test tiers passed: $(TEST_TIERS)"
+	@set -e; for step in $(TEST_TIERS); do tiers="$$(echo $$step | tr + ' ')"; echo "=== tier: $$tiers"; \
+	  if [ "$$tiers" = "$$step" ]; then $(MAKE) --no-print-directory $$step; \
+	  else $(MAKE) --no-print-directory -j "$$(echo $$tiers | wc -w)" --output-sync=target $$tiers; fi; done
+	@echo "all test tiers passed: $(subst +, ,$(TEST_TIERS))"
 
 lint: test-venv collection build ## ruff, yamllint, ansible-lint (production), docs-lint, galaxy-importer, install + ansible-doc of the tarball
 	$(BIN)/ruff check plugins tests tools bench
