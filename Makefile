@@ -90,7 +90,7 @@ UNIT_JOBS ?= 2
 
 unit: test-venv collection ## pytest on module_utils, modules and filters with recorded fixtures (UNIT_JOBS=2)
 	@sh tools/bootstrap-debian.sh chromium  # the test that renders the validation report headless
-	cd $(ROOT) && PYTHONPATH=$(COLLECTIONS) $(BIN)/pytest -q -n $(UNIT_JOBS) tests/unit; rc=$$?; \
+	cd $(ROOT) && PYTHONPATH=$(COLLECTIONS) $(BIN)/pytest -q --numprocesses=$(UNIT_JOBS) tests/unit; rc=$$?; \
 	  if [ $$rc = 5 ]; then echo "pytest collected no test"; exit 1; fi; exit $$rc
 
 sanity: test-venv ## ansible-test sanity on a copy of the tree laid out as ansible_collections/gpufabric/cluster
