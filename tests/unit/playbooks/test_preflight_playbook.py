@@ -164,3 +164,20 @@ def test_check_mode_writes_nothing_and_says_so(fleet, tmp_path):
         "(3 host(s)); nothing is written" in completed.stdout
     assert f"Report not written (check mode); it would go to {tmp_path / 'reports'}/preflight.md" in completed.stdout
     assert "Report: " not in completed.stdout
+
+
+def test_imported_elsewhere_it_reads_the_settings_spec(fleet, tmp_path):
+    """The settings spec is read from the collection's role wherever the importing playbook lives."""
+    (tmp_path / "elsewhere").mkdir()
+    playbook = tmp_path / "elsewhere" / "bringup.yml"
+    playbook.write_text("- ansible.builtin.import_playbook: gpufabric.cluster.preflight\n", encoding="utf-8")
+    env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=COLLECTIONS_PATH, ANSIBLE_NOCOLOR="1")
+    command = [os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-i", str(fleet / "hosts.yml"),
+               str(playbook), "-e", f"gpufabric_report_dir={tmp_path / 'reports'}"]
+    good = subprocess.run(command, capture_output=True, text=True, env=env, cwd=str(tmp_path), check=False)
+    assert good.returncode == 0, good.stdout + good.stderr
+    assert (tmp_path / "reports" / "preflight.json").is_file()
+    bad = subprocess.run([*command, "-e", '{"gpufabric_imex_mode": "bogus"}'], capture_output=True, text=True,
+                         env=env, cwd=str(tmp_path), check=False)
+    assert bad.returncode != 0
+    assert "must be one of: host, dra, dra_host_managed" in " ".join(bad.stdout.split()), bad.stdout
