@@ -43,12 +43,16 @@ def _builder(*args: str, cwd: str) -> str:
 
 @pytest.fixture(scope="module")
 def context(tmp_path_factory):
-    """The README's way: the definition and the files it names, from the collection root, into a context."""
+    """The README's way: the definition and the files it names, from the collection root, into a context.
+
+    The file is named: ansible-builder writes a Containerfile where podman is on PATH and a Dockerfile where only
+    docker is, as on a fresh machine before the molecule tier installs podman.
+    """
     work = tmp_path_factory.mktemp("ee")
     shutil.copy(os.path.join(ROOT, "meta", "execution-environment.yml"), work / "execution-environment.yml")
     for name in SHIPPED:
         shutil.copy(os.path.join(ROOT, name), work / name)
-    _builder("create", "--context", "context", cwd=str(work))
+    _builder("create", "--context", "context", "--output-filename", "Containerfile", cwd=str(work))
     return work / "context"
 
 
