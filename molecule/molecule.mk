@@ -10,14 +10,15 @@ molecule-image: ## build (or reuse) the Debian 12 systemd image of the host-role
 	@tests/images/build-debian12-systemd.sh
 
 # Scenarios run MOLECULE_JOBS at a time (each with its own containers or control plane), longest first by the
-# durations of their last passing run on this machine (kept beside the harness binaries, so a fresh clone has them);
+# durations of their last passing run on this machine (kept beside the harness binaries, so a fresh clone has them;
+# on a machine with none, those of a recorded run, tests/molecule/expected-durations.json);
 # each one's log is printed whole when it ends and kept in .build/molecule/<scenario>.log.
 MOLECULE_JOBS      ?= 2
 MOLECULE_DURATIONS ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/gpufabric/molecule-durations.json
 
 molecule: test-venv collection molecule-image cluster-build $(KUBERNETES_CORE) ## molecule test of every scenario (or SCENARIO=name, MOLECULE_JOBS=2); leaves no container behind
 	$(BIN)/python tests/molecule/run_scenarios.py --jobs $(MOLECULE_JOBS) --log-dir $(BUILD)/molecule \
-	  --durations $(MOLECULE_DURATIONS) \
+	  --durations $(MOLECULE_DURATIONS) --expected tests/molecule/expected-durations.json \
 	  --molecule $(BIN)/molecule $(or $(SCENARIO),$(MOLECULE_SCENARIOS))
 
 TEST_TIERS += molecule

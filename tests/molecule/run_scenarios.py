@@ -7,8 +7,9 @@ Each scenario's output goes to ``<log-dir>/<scenario>.log`` and is printed whole
 reads scenario by scenario even when they ran side by side. A scenario that fails is destroyed (no container or
 control plane left behind) and the run goes on; the exit status is 1 when any failed. The longest scenarios start
 first (durations of the last passing run of each, kept in the ``--durations`` file, which ``make molecule`` keeps in
-``~/.cache/gpufabric`` so that a fresh clone on the same machine orders them too; unknown ones count as longest), so
-that the jobs end close together. At most one "heavy" scenario runs at a time (the ``--heavy`` longest known ones, 2 by
+``~/.cache/gpufabric`` so that a fresh clone on the same machine orders them too; on a machine that has none, those
+of the ``--expected`` file, a recorded run's committed with the scenarios; unknown ones count as longest), so that the
+jobs end close together. At most one "heavy" scenario runs at a time (the ``--heavy`` longest known ones, 2 by
 default; a scenario without a recorded duration is not, so that a fresh machine still runs ``--jobs`` at a time): two
 of them side by side slow each other down on a small machine, so while one runs the other slots take the longest light
 ones, and a slot waits only when every scenario left is heavy.
@@ -16,8 +17,8 @@ ones, and a slot waits only when every scenario left is heavy.
 Scenarios can share the machine: the host-role scenarios' containers have names of their own, and every cluster
 scenario starts its own control plane on free ports (tests/cluster). One scenario never runs twice at once.
 
-Usage: python tests/molecule/run_scenarios.py --jobs 2 --log-dir .build/molecule [--durations FILE] [--heavy N]
-SCENARIO ...
+Usage: python tests/molecule/run_scenarios.py --jobs 2 --log-dir .build/molecule [--durations FILE]
+[--expected FILE] [--heavy N] SCENARIO ...
 """
 
 from __future__ import annotations
@@ -65,10 +66,11 @@ def read_durations(path: str) -> dict:
 
 
 def run(scenarios: list[str], jobs: int, log_dir: str, molecule: str, durations_path: str | None = None,
-        heavy_count: int = 2) -> int:
+        heavy_count: int = 2, expected_path: str | None = None) -> int:
     os.makedirs(log_dir, exist_ok=True)
     durations_path = durations_path or os.path.join(log_dir, "durations.json")
-    durations = read_durations(durations_path)
+    # this machine's own figures; the expected ones (a recorded run's, committed) for the scenarios it has none of
+    durations = {**(read_durations(expected_path) if expected_path else {}), **read_durations(durations_path)}
     waiting = order_longest_first(scenarios, durations)
     heavy = heavy_scenarios(waiting, durations, heavy_count)
     passed: dict[str, int] = {}
@@ -120,6 +122,9 @@ def main() -> int:
     parser.add_argument("--log-dir", required=True, help="where each scenario's log and the durations go")
     parser.add_argument("--molecule", default="molecule", help="the molecule command")
     parser.add_argument("--durations", help="the durations file (default: <log-dir>/durations.json)")
+    parser.add_argument("--expected",
+                        help="durations of a recorded run, for the scenarios the durations file has none of "
+                             "(a fresh machine)")
     parser.add_argument("--heavy", type=int, default=2,
                         help="how many of the longest known scenarios never run side by side (default 2, 0: none)")
     parser.add_argument("scenarios", nargs="+")
@@ -132,7 +137,7 @@ def main() -> int:
     if missing:
         parser.error(f"no scenario molecule/<name>/molecule.yml for: {' '.join(missing)}")
     return run(arguments.scenarios, arguments.jobs, arguments.log_dir, arguments.molecule, arguments.durations,
-               arguments.heavy)
+               arguments.heavy, arguments.expected)
 
 
 if __name__ == "__main__":

@@ -211,3 +211,43 @@ def test_run_keeps_the_durations_another_run_wrote_meanwhile(tmp_path, capsys):
     capsys.readouterr()
     kept = json.loads(durations.read_text())
     assert set(kept) == {"alpha", "old", "other"} and kept["other"] == 7 and kept["alpha"] < 5
+
+
+def test_run_on_a_machine_without_durations_orders_by_the_expected_ones_and_keeps_only_its_own(tmp_path, capsys):
+    expected = tmp_path / "expected.json"
+    expected.write_text(json.dumps({"alpha": 1, "gamma": 100, "beta": 50}))
+    durations = tmp_path / "cache" / "durations.json"  # a fresh machine: not there yet
+    molecule = _stand_in_molecule(tmp_path)
+    assert run_scenarios.run(["alpha", "beta", "gamma"], 1, str(tmp_path / "logs"), molecule, str(durations), 0,
+                             str(expected)) == 0
+    capsys.readouterr()
+    starts = [line.split(" test -s ")[1] for line in (tmp_path / "calls").read_text().splitlines()
+              if " start test -s " in line]
+    assert starts == ["gamma", "beta", "alpha"]
+    kept = json.loads(durations.read_text())
+    assert set(kept) == {"alpha", "beta", "gamma"} and kept["gamma"] < 100  # measured here, not the expected figure
+    assert json.loads(expected.read_text()) == {"alpha": 1, "gamma": 100, "beta": 50}  # never written
+
+
+def test_the_machine_s_own_durations_win_over_the_expected_ones(tmp_path, capsys):
+    expected = tmp_path / "expected.json"
+    expected.write_text(json.dumps({"alpha": 1, "gamma": 100}))
+    durations = tmp_path / "durations.json"
+    durations.write_text(json.dumps({"alpha": 200}))
+    molecule = _stand_in_molecule(tmp_path)
+    assert run_scenarios.run(["alpha", "gamma"], 1, str(tmp_path / "logs"), molecule, str(durations), 0,
+                             str(expected)) == 0
+    capsys.readouterr()
+    starts = [line.split(" test -s ")[1] for line in (tmp_path / "calls").read_text().splitlines()
+              if " start test -s " in line]
+    assert starts == ["alpha", "gamma"]
+
+
+def test_the_committed_expected_durations_name_every_scenario():
+    root = os.path.join(os.path.dirname(__file__), "..", "..", "..")
+    path = os.path.join(root, "tests", "molecule", "expected-durations.json")
+    with open(path, encoding="utf-8") as handle:
+        expected = json.load(handle)
+    scenarios = {name for name in os.listdir(os.path.join(root, "molecule"))
+                 if os.path.isfile(os.path.join(root, "molecule", name, "molecule.yml"))} - {"demo"}
+    assert set(run_scenarios.read_durations(path)) == scenarios == set(expected)  # every figure a usable number
