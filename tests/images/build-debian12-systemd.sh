@@ -18,7 +18,10 @@ PACKAGES=systemd,systemd-sysv,dbus,python3,python3-apt,iproute2,procps,ca-certif
 # network stacks of rdma_network): downloaded into the image's apt cache, NOT installed, so each scenario still
 # installs them where it does today, from the cache instead of the mirror. The package lists stay in the image too.
 PREPARE_PACKAGES="initramfs-tools kmod netplan.io network-manager ifupdown"
-HASH="$(sha256sum "${BASH_SOURCE[0]}" | cut -c1-16)"
+# TEST FIXTURE: a bytecode cache for the sources Python imports from zip archives (every Ansible module run's AnsiballZ
+# payload), imported at interpreter start by a .pth file; see the file. Its hash is part of the build hash.
+COMPILE_CACHE="$(dirname "${BASH_SOURCE[0]}")/../zipimport_cache/gpufabric_zipimport_compile_cache.py"
+HASH="$(cat "${BASH_SOURCE[0]}" "$COMPILE_CACHE" | sha256sum | cut -c1-16)"
 
 log() { printf '%s build-debian12-systemd: %s\n' "$(date +%T)" "$*" >&2; }
 
@@ -92,6 +95,9 @@ main() {
               apt-daily.timer apt-daily-upgrade.timer; do
     as_root ln -sfn /dev/null "$root/etc/systemd/system/$unit"
   done
+  as_root install -m 0644 "$COMPILE_CACHE" "$root/usr/lib/python3/dist-packages/gpufabric_zipimport_compile_cache.py"
+  printf 'import gpufabric_zipimport_compile_cache\n' \
+    | as_root tee "$root/usr/lib/python3/dist-packages/gpufabric-zipimport-compile-cache.pth" >/dev/null
   printf 'container\n' | as_root tee "$root/etc/hostname" >/dev/null
   : | as_root tee "$root/etc/machine-id" >/dev/null
   log "importing as $IMAGE"
