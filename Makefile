@@ -85,12 +85,22 @@ docs-lint: test-venv collection ## antsibull-docs lint-collection-docs --plugin-
 	ANSIBLE_HOME=$(BUILD) $(BIN)/antsibull-docs lint-collection-docs --plugin-docs $(LINK)
 	$(BIN)/antsibull-changelog lint
 
+# TEST FIXTURE of the test tiers (tests/zipimport_cache): every Python a tier starts on the controller, the modules
+# Ansible runs there included, reads back the code it compiled from AnsiballZ zips before instead of compiling it again
+# on every module run. The cache is keyed by each source's hash, so it is kept beside the harness binaries for every
+# clone on the machine. Only the test recipes set it; `make preflight` and playbooks run outside the tests never do.
+# `make ... ZIPIMPORT_CACHE=` turns it off.
+ZIPIMPORT_CACHE ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/gpufabric/zipimport
+ZIPIMPORT_PATH  := $(ROOT)/tests/zipimport_cache
+ZIPIMPORT_ENV    = GPUFABRIC_ZIPIMPORT_CACHE=$(ZIPIMPORT_CACHE)
+
 # pytest-xdist workers of the unit tier: the tests are CPU-bound and independent (each builds its trees in tmp_path)
 UNIT_JOBS ?= 2
 
 unit: test-venv collection ## pytest on module_utils, modules and filters with recorded fixtures (UNIT_JOBS=2)
 	@sh tools/bootstrap-debian.sh chromium  # the test that renders the validation report headless
-	cd $(ROOT) && PYTHONPATH=$(COLLECTIONS) $(BIN)/pytest -q --numprocesses=$(UNIT_JOBS) tests/unit; rc=$$?; \
+	cd $(ROOT) && PYTHONPATH=$(COLLECTIONS):$(ZIPIMPORT_PATH) $(ZIPIMPORT_ENV) $(BIN)/pytest -q --numprocesses=$(UNIT_JOBS) \
+	  tests/unit; rc=$$?; \
 	  if [ $$rc = 5 ]; then echo "pytest collected no test"; exit 1; fi; exit $$rc
 
 sanity: test-venv ## ansible-test sanity on a copy of the tree laid out as ansible_collections/gpufabric/cluster

@@ -17,7 +17,8 @@ MOLECULE_JOBS      ?= 2
 MOLECULE_DURATIONS ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/gpufabric/molecule-durations.json
 
 molecule: test-venv collection molecule-image cluster-build $(KUBERNETES_CORE) ## molecule test of every scenario (or SCENARIO=name, MOLECULE_JOBS=2); leaves no container behind
-	$(BIN)/python tests/molecule/run_scenarios.py --jobs $(MOLECULE_JOBS) --log-dir $(BUILD)/molecule \
+	PYTHONPATH=$(ZIPIMPORT_PATH) $(ZIPIMPORT_ENV) \
+	  $(BIN)/python tests/molecule/run_scenarios.py --jobs $(MOLECULE_JOBS) --log-dir $(BUILD)/molecule \
 	  --durations $(MOLECULE_DURATIONS) --expected tests/molecule/expected-durations.json \
 	  --molecule $(BIN)/molecule $(or $(SCENARIO),$(MOLECULE_SCENARIOS))
 

@@ -34,8 +34,8 @@ cluster-status: venv # the running harness: ports, pids, kubeconfig (JSON)
 CLUSTER_JOBS ?= 2
 
 cluster: test-venv collection cluster-build $(KUBERNETES_CORE) ## the cluster tier: smoke tests against the harness (CLUSTER_JOBS=2)
-	cd $(ROOT) && rc=0 && PYTHONPATH=$(COLLECTIONS) $(BIN)/pytest -q --durations=15 --numprocesses=$(CLUSTER_JOBS) --dist loadfile \
-	  -m cluster tests/cluster || rc=$$?; \
+	cd $(ROOT) && rc=0 && PYTHONPATH=$(COLLECTIONS):$(ZIPIMPORT_PATH) $(ZIPIMPORT_ENV) \
+	  $(BIN)/pytest -q --durations=15 --numprocesses=$(CLUSTER_JOBS) --dist loadfile -m cluster tests/cluster || rc=$$?; \
 	  if [ $$rc = 5 ]; then echo "pytest collected no test"; exit 1; fi; exit $$rc
 
 TEST_TIERS += cluster
