@@ -12,7 +12,8 @@ molecule-image: ## build (or reuse) the Debian 12 systemd image of the host-role
 # Scenarios run MOLECULE_JOBS at a time (each with its own containers or control plane), longest first by the
 # durations of their last passing run on this machine (kept beside the harness binaries, so a fresh clone has them;
 # on a machine with none, those of a recorded run, tests/molecule/expected-durations.json);
-# each one's log is printed whole when it ends and kept in .build/molecule/<scenario>.log.
+# each one's log (every line prefixed with its second) is printed whole when it ends and kept in
+# .build/molecule/<scenario>.log, and the line that ends it gives each molecule step's seconds.
 MOLECULE_JOBS      ?= 2
 MOLECULE_DURATIONS ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/gpufabric/molecule-durations.json
 

@@ -3,16 +3,17 @@
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Run ``molecule test`` for several scenarios, ``--jobs`` at a time, and say how each went.
 
-Each scenario's output goes to ``<log-dir>/<scenario>.log`` and is printed whole when the scenario ends, so a CI log
-reads scenario by scenario even when they ran side by side. A scenario that fails is destroyed (no container or
-control plane left behind) and the run goes on; the exit status is 1 when any failed. The longest scenarios start
-first (durations of the last passing run of each, kept in the ``--durations`` file, which ``make molecule`` keeps in
-``~/.cache/gpufabric`` so that a fresh clone on the same machine orders them too; on a machine that has none, those
-of the ``--expected`` file, a recorded run's committed with the scenarios; unknown ones count as longest), so that the
-jobs end close together. At most one "heavy" scenario runs at a time (the ``--heavy`` longest known ones, 2 by
-default; a scenario without a recorded duration is not, so that a fresh machine still runs ``--jobs`` at a time): two
-of them side by side slow each other down on a small machine, so while one runs the other slots take the longest light
-ones, and a slot waits only when every scenario left is heavy.
+Each scenario's output goes to ``<log-dir>/<scenario>.log``, every line prefixed with the seconds since the scenario
+started, and is printed whole when the scenario ends, so a CI log reads scenario by scenario even when they ran side
+by side; the line that ends it says how long each of molecule's steps took. A scenario that fails is destroyed (no
+container or control plane left behind) and the run goes on; the exit status is 1 when any failed. The longest
+scenarios start first (durations of the last passing run of each, kept in the ``--durations`` file, which ``make
+molecule`` keeps in ``~/.cache/gpufabric`` so that a fresh clone on the same machine orders them too; on a machine
+that has none, those of the ``--expected`` file, a recorded run's committed with the scenarios; unknown ones count as
+longest), so that the jobs end close together. At most one "heavy" scenario runs at a time (the ``--heavy`` longest
+known ones, 2 by default; a scenario without a recorded duration is not, so that a fresh machine still runs ``--jobs``
+at a time): two of them side by side slow each other down on a small machine, so while one runs the other slots take
+the longest light ones, and a slot waits only when every scenario left is heavy.
 
 Scenarios can share the machine: the host-role scenarios' containers have names of their own, and every cluster
 scenario starts its own control plane on free ports (tests/cluster). One scenario never runs twice at once.
@@ -27,9 +28,14 @@ import argparse
 import json
 import math
 import os
+import re
 import subprocess
 import sys
+import threading
 import time
+
+# molecule's line at the start and at the end of each step: "INFO     [site > converge] Executing"
+STEP_LINE = re.compile(r"\[(?P<scenario>[^\s\]]+) > (?P<step>[a-z_]+)\] (?P<event>Executing|Executed)\b")
 
 
 def order_longest_first(scenarios: list[str], durations: dict) -> list[str]:
@@ -65,6 +71,64 @@ def read_durations(path: str) -> dict:
             if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and value >= 0}
 
 
+def step_durations(marks: list[tuple[float, str]]) -> list[tuple[str, float]]:
+    """The steps of one scenario in the order they ran, each with its seconds from "Executing" to "Executed".
+
+    ``marks`` are (seconds since the scenario started, line) in the order the lines came; a line that is not a step
+    line is passed over, and so is an "Executed" with no "Executing" of the same step open before it. A step still
+    open at the end (the scenario failed in it) counts until the last mark.
+    """
+    steps: list[tuple[str, float]] = []
+    open_step: tuple[str, float] | None = None
+    last = 0.0
+    for seconds, line in marks:
+        last = max(last, seconds)
+        match = STEP_LINE.search(line)
+        if not match:
+            continue
+        step = match.group("step")
+        if match.group("event") == "Executing":
+            if open_step is not None:
+                steps.append((open_step[0], max(0.0, seconds - open_step[1])))
+            open_step = (step, seconds)
+        elif open_step is not None and open_step[0] == step:
+            steps.append((step, max(0.0, seconds - open_step[1])))
+            open_step = None
+    if open_step is not None:
+        steps.append((open_step[0], max(0.0, last - open_step[1])))
+    return steps
+
+
+def describe_steps(steps: list[tuple[str, float]]) -> str:
+    """``destroy 2s, create 14s, ...``: the steps that ran, in order."""
+    return ", ".join(f"{step} {round(seconds)}s" for step, seconds in steps)
+
+
+class TimedLog(threading.Thread):
+    """Copies a scenario's output into its log, each line prefixed with the seconds since the scenario started.
+
+    Keeps molecule's step lines with their times (``marks``), so that the runner can say how long each step took.
+    """
+
+    def __init__(self, stream, path: str, started: float):
+        super().__init__(daemon=True)
+        self.stream = stream
+        self.path = path
+        self.started = started
+        self.marks: list[tuple[float, str]] = []
+
+    def run(self):
+        with open(self.path, "wb") as log:
+            for line in iter(self.stream.readline, b""):
+                seconds = time.monotonic() - self.started
+                log.write(f"[{seconds:7.1f}s] ".encode("ascii") + line)
+                log.flush()
+                text = line.decode("utf-8", errors="replace")
+                if STEP_LINE.search(text):
+                    self.marks.append((seconds, text))
+            self.marks.append((time.monotonic() - self.started, ""))
+
+
 def run(scenarios: list[str], jobs: int, log_dir: str, molecule: str, durations_path: str | None = None,
         heavy_count: int = 2, expected_path: str | None = None) -> int:
     os.makedirs(log_dir, exist_ok=True)
@@ -74,7 +138,7 @@ def run(scenarios: list[str], jobs: int, log_dir: str, molecule: str, durations_
     waiting = order_longest_first(scenarios, durations)
     heavy = heavy_scenarios(waiting, durations, heavy_count)
     passed: dict[str, int] = {}
-    running: dict[str, tuple[subprocess.Popen, float, str]] = {}
+    running: dict[str, tuple[subprocess.Popen, float, TimedLog]] = {}
     failed: list[str] = []
     environment = dict(os.environ, NO_COLOR="1")
     while waiting or running:
@@ -83,26 +147,30 @@ def run(scenarios: list[str], jobs: int, log_dir: str, molecule: str, durations_
             if scenario is None:
                 break
             waiting.remove(scenario)
-            log_path = os.path.join(log_dir, f"{scenario}.log")
-            with open(log_path, "wb") as log:
-                process = subprocess.Popen([molecule, "test", "-s", scenario], stdout=log, stderr=subprocess.STDOUT,
-                                           stdin=subprocess.DEVNULL, env=environment)
-            running[scenario] = (process, time.monotonic(), log_path)
+            started = time.monotonic()
+            process = subprocess.Popen([molecule, "test", "-s", scenario], stdout=subprocess.PIPE,
+                                       stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=environment)
+            log = TimedLog(process.stdout, os.path.join(log_dir, f"{scenario}.log"), started)
+            log.start()
+            running[scenario] = (process, started, log)
             print(f"=== molecule scenario {scenario}: started", flush=True)
         time.sleep(1)
-        for scenario, (process, started, log_path) in list(running.items()):
+        for scenario, (process, started, log) in list(running.items()):
             if process.poll() is None:
                 continue
             del running[scenario]
+            log.join()
+            process.stdout.close()
             elapsed = round(time.monotonic() - started)
-            with open(log_path, encoding="utf-8", errors="replace") as log:
-                sys.stdout.write(log.read())
+            with open(log.path, encoding="utf-8", errors="replace") as handle:
+                sys.stdout.write(handle.read())
+            steps = describe_steps(step_durations(log.marks))
             if process.returncode == 0:
                 passed[scenario] = elapsed
-                print(f"=== molecule scenario {scenario} passed in {elapsed}s", flush=True)
+                print(f"=== molecule scenario {scenario} passed in {elapsed}s ({steps})", flush=True)
             else:
                 failed.append(scenario)
-                print(f"=== molecule scenario {scenario} FAILED after {elapsed}s", flush=True)
+                print(f"=== molecule scenario {scenario} FAILED after {elapsed}s ({steps})", flush=True)
                 subprocess.run([molecule, "destroy", "-s", scenario], stdout=subprocess.DEVNULL,
                                stderr=subprocess.DEVNULL, env=environment, check=False)
     # Read again: another run on this machine may have kept its figures since this one started.

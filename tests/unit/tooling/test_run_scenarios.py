@@ -253,3 +253,57 @@ def test_the_committed_expected_durations_name_every_scenario():
     scenarios = {name for name in os.listdir(os.path.join(root, "molecule"))
                  if os.path.isfile(os.path.join(root, "molecule", name, "molecule.yml"))} - {"demo"}
     assert set(run_scenarios.read_durations(path)) == scenarios == set(expected)  # every figure a usable number
+
+
+def _step(scenario: str, step: str, event: str) -> str:
+    return f"INFO     [{scenario} > {step}] {event}" + (": Successful" if event == "Executed" else "") + "\n"
+
+
+def test_step_durations_of_a_whole_scenario_in_order_with_a_step_run_twice():
+    marks = [(0.5, _step("site", "destroy", "Executing")), (2.0, "TASK [Destroy] ****\n"),
+             (3.0, _step("site", "destroy", "Executed")), (3.1, _step("site", "create", "Executing")),
+             (20.0, _step("site", "create", "Executed")), (20.0, _step("site", "destroy", "Executing")),
+             (24.5, _step("site", "destroy", "Executed")), (25.0, "")]
+    assert run_scenarios.step_durations(marks) == [("destroy", 2.5), ("create", 16.9), ("destroy", 4.5)]
+    assert run_scenarios.describe_steps(run_scenarios.step_durations(marks)) == "destroy 2s, create 17s, destroy 4s"
+
+
+def test_step_durations_count_a_step_still_open_until_the_last_line_and_pass_over_a_stray_end():
+    marks = [(1.0, _step("x", "prepare", "Executed")),  # no Executing before it: passed over
+             (2.0, _step("x", "converge", "Executing")), (3.0, _step("x", "idempotence", "Executing")),
+             (9.0, "fatal: [host]: FAILED!\n"), (10.0, "")]
+    assert run_scenarios.step_durations(marks) == [("converge", 1.0), ("idempotence", 7.0)]
+
+
+LINES = st.one_of(st.text(max_size=40),
+                  st.builds(_step, NAMES, st.sampled_from(["converge", "destroy", "verify", "side_effect"]),
+                            st.sampled_from(["Executing", "Executed"])))
+
+
+@given(st.lists(st.tuples(st.floats(min_value=0, max_value=1e5), LINES), max_size=30))
+def test_step_durations_of_any_output_are_known_steps_with_non_negative_seconds(marks):
+    marks = sorted(marks, key=lambda mark: mark[0])
+    steps = run_scenarios.step_durations(marks)
+    opened = [line for _seconds, line in marks if run_scenarios.STEP_LINE.search(line)
+              and run_scenarios.STEP_LINE.search(line).group("event") == "Executing"]
+    assert len(steps) == len(opened)
+    assert [step for step, _seconds in steps] == [run_scenarios.STEP_LINE.search(line).group("step") for line in opened]
+    assert all(0 <= seconds <= (marks[-1][0] if marks else 0) for _step_name, seconds in steps)
+
+
+def test_run_prefixes_every_log_line_with_its_time_and_ends_with_the_steps(tmp_path, capsys):
+    script = tmp_path / "molecule"
+    script.write_text("#!/bin/sh\n"
+                      "echo 'INFO     [alpha > converge] Executing'\n"
+                      "sleep 1.2\n"
+                      "echo 'TASK [Apply the role]'\n"
+                      "echo 'INFO     [alpha > converge] Executed: Successful'\n")
+    script.chmod(script.stat().st_mode | stat.S_IXUSR)
+    assert run_scenarios.run(["alpha"], 1, str(tmp_path / "logs"), str(script), str(tmp_path / "d.json")) == 0
+    out = capsys.readouterr().out
+    log = (tmp_path / "logs" / "alpha.log").read_text().splitlines()
+    assert [line.split("] ", 1)[1] for line in log] == ["INFO     [alpha > converge] Executing",
+                                                        "TASK [Apply the role]",
+                                                        "INFO     [alpha > converge] Executed: Successful"]
+    assert all(line.startswith("[") and line.split("s] ", 1)[0].strip("[ ").replace(".", "").isdigit() for line in log)
+    assert "=== molecule scenario alpha passed in " in out and "s (converge 1s)" in out
