@@ -108,7 +108,7 @@ def test_change_summary_callback_lists_changes_and_failures_per_play(fleet):
     plays = {play["play"]: play for play in ledger["plays"]}
     assert plays["Site summary"]["failed"]["localhost"]["task"] == (
         "Fail when a host was excluded, a host or a phase failed")
-    assert "Write site-summary.json" in plays["Site summary"]["changed"]["localhost"]
+    assert "Write site-summary.json and site-summary.md" in plays["Site summary"]["changed"]["localhost"]
     assert ledger["hosts_failed"] == ["localhost"]
 
 
