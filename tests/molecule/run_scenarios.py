@@ -35,7 +35,8 @@ import threading
 import time
 
 # molecule's line at the start and at the end of each step: "INFO     [site > converge] Executing"
-STEP_LINE = re.compile(r"\[(?P<scenario>[^\s\]]+) > (?P<step>[a-z_]+)\] (?P<event>Executing|Executed)\b")
+# "Executing" alone on its line starts a step ("Executing Testinfra tests found in ..." is a line inside verify).
+STEP_LINE = re.compile(r"\[(?P<scenario>[^\s\]]+) > (?P<step>[a-z_]+)\] (?P<event>Executing(?=\s*$)|Executed\b)")
 
 
 def order_longest_first(scenarios: list[str], durations: dict) -> list[str]:

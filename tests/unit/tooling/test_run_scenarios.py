@@ -268,6 +268,14 @@ def test_step_durations_of_a_whole_scenario_in_order_with_a_step_run_twice():
     assert run_scenarios.describe_steps(run_scenarios.step_durations(marks)) == "destroy 2s, create 17s, destroy 4s"
 
 
+def test_step_durations_keep_verify_whole_across_the_testinfra_line():
+    """molecule's testinfra verifier prints "Executing Testinfra tests found in ..." inside the verify step."""
+    marks = [(147.1, "INFO     [nvidia_driver > verify] Executing\n"),
+             (147.1, "INFO     [nvidia_driver > verify] Executing Testinfra tests found in /x/tests/...\n"),
+             (194.6, "INFO     [nvidia_driver > verify] Executed: Successful\n")]
+    assert run_scenarios.step_durations(marks) == [("verify", 47.5)]
+
+
 def test_step_durations_count_a_step_still_open_until_the_last_line_and_pass_over_a_stray_end():
     marks = [(1.0, _step("x", "prepare", "Executed")),  # no Executing before it: passed over
              (2.0, _step("x", "converge", "Executing")), (3.0, _step("x", "idempotence", "Executing")),
