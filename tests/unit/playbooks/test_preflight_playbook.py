@@ -118,6 +118,30 @@ def test_site_settings_checked_once_for_every_host_before_any_judgement(fleet, e
     assert len(re.findall(r"(?:fatal|failed): \[", output)) == 1, output
 
 
+def test_fail_switch_given_as_the_string_false_fails_no_host(fleet):
+    """-e passes "false" as a string: it must turn the switch off, not on."""
+    completed = run_preflight(fleet, "-e", "gpufabric_preflight_fail_on_error=false")
+    assert completed.returncode == 0, completed.stdout + completed.stderr
+    assert "failed preflight" not in completed.stdout
+
+
+def test_a_bad_value_two_hosts_share_is_named_once_for_both(host_trees, tmp_path):
+    """Hosts with the same values are one group: one error line naming both, and the good host is not named."""
+    host = {"ansible_connection": "local", "ansible_python_interpreter": sys.executable,
+            "gpufabric_probe_root": host_trees["hgx_h100"]}
+    inventory = {"all": {"hosts": {"left": {**host, "gpufabric_imex_address_family": "ipv5"},
+                                   "right": {**host, "gpufabric_imex_address_family": "ipv5"},
+                                   "good": dict(host)}}}
+    (tmp_path / "hosts.yml").write_text(yaml.safe_dump(inventory))
+    completed = run_preflight(tmp_path)
+    assert completed.returncode != 0
+    output = " ".join(completed.stdout.split())
+    errors = re.findall(r"value of gpufabric_imex_address_family must be one of: ipv4, ipv6, got: ipv5 found in "
+                        r"'?((?:\w+, )*\w+)", output)
+    assert set(errors) == {"left, right"}, output
+    assert "Judge readiness of every host" not in output
+
+
 @pytest.fixture(scope="module")
 def fleet_with_empty_root(host_trees, tmp_path_factory):
     """A good host and one whose probe root is an empty directory: its probes read nothing."""

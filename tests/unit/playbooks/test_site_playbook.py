@@ -136,3 +136,15 @@ def test_check_mode_writes_no_report_and_points_at_none(fleet):
     assert f"Check mode - would write {reports}/site-summary.json and site-summary.md; nothing is written" in output
     assert "No report written (check mode)." in output
     assert f"See {reports}/site-summary.md" not in output
+
+
+def test_a_truncated_or_empty_summary_from_an_earlier_run_is_written_whole_again(fleet):
+    """An interrupted run can leave site-summary.json cut short; the next run replaces it, and the .md with it."""
+    _completed, first, reports = run_site(fleet, "truncated")
+    text = (reports / "site-summary.json").read_text()
+    (reports / "site-summary.json").write_text(text[: len(text) // 2])
+    (reports / "site-summary.md").write_text("")
+    _completed, again, reports = run_site(fleet, "truncated")
+    assert again == first
+    assert (reports / "site-summary.json").read_text() == text
+    assert (reports / "site-summary.md").read_text().strip()
