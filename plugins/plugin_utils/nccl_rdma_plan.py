@@ -82,6 +82,11 @@ def nccl_rdma_plan(hostvars: t.Any, nodes: t.Any, node_hosts: t.Any = None, rail
     host_network = arguments.boolean("host_network", host_network)
 
     hosts = {node: str(node_hosts.get(node, node)) for node in nodes}
+    for host in dict.fromkeys(hosts.values()):
+        shared = [node for node in nodes if hosts[node] == host]
+        if len(shared) > 1:
+            raise arguments.ArgumentError(f"nodes {', '.join(shared)} are the same host {host} "
+                                          "(validate_nccl_node_hosts)")
     facts = {node: _facts(hostvars, node, hosts[node]) for node in nodes}
     ports = {node: _active_ports(facts[node]) for node in nodes}
     for node in nodes:

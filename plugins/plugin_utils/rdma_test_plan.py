@@ -164,6 +164,9 @@ def rdma_test_plan(hostvars: t.Any, pairs: t.Any, rails: t.Any, memory: t.Any = 
         if pair["server"] == pair["client"]:
             raise _error(f"validate_rdma_pairs[{number}]: server and client are the same node {pair['server']}")
         hosts = {role: str(node_hosts.get(pair[role], pair[role])) for role in ("server", "client")}
+        if hosts["server"] == hosts["client"]:
+            raise _error(f"validate_rdma_pairs[{number}]: server node {pair['server']} and client node "
+                         f"{pair['client']} are the same host {hosts['server']} (validate_rdma_node_hosts)")
         gpus = {role: _host_gpus(hostvars, pair[role], hosts[role], rails) for role in ("server", "client")}
         for rail in rails:
             for mode in memory:

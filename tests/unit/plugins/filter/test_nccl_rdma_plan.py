@@ -90,6 +90,8 @@ def test_gpudirect_mode_is_what_every_node_supports(hostvars, method, peermem, e
     (["hgx-a", "hgx-b"], {"rails": ["mlx5_0", "mlx5_0"]}, "rails must list distinct RDMA device names"),
     (["hgx-a", "hgx-b"], {"host_network": "maybe"}, "host_network"),
     (["hgx-a", "hgx-b"], {"node_hosts": ["hgx-a"]}, "node_hosts must be a mapping"),
+    (["node-1", "hgx-b", "node-2"], {"node_hosts": {"node-1": "hgx-a", "node-2": "hgx-a"}},
+     "nodes node-1, node-2 are the same host hgx-a (validate_nccl_node_hosts)"),
 ])
 def test_refusals_name_the_filter_and_the_cause(hostvars, args, kwargs, message):
     with pytest.raises(AnsibleFilterError, match=r"^nccl_rdma_plan: ") as error:

@@ -52,6 +52,15 @@ def test_node_names_map_to_inventory_hosts(hostvars):
     assert (test["server"]["host"], test["server"]["node"]) == ("hgx-a", "node-1")
 
 
+def test_two_nodes_of_one_inventory_host_are_refused(hostvars):
+    """Two node names mapped to the same host would measure one NIC against itself, judged as if between hosts."""
+    with pytest.raises(AnsibleFilterError, match=r"^rdma_test_plan: ") as caught:
+        rdma_test_plan(hostvars, [{"server": "node-1", "client": "node-2"}], ["mlx5_0"], ["host"],
+                       node_hosts={"node-1": "hgx-a", "node-2": "hgx-a"})
+    assert ("validate_rdma_pairs[0]: server node node-1 and client node node-2 are the same host hgx-a "
+            "(validate_rdma_node_hosts)") in str(caught.value)
+
+
 @pytest.mark.parametrize(("pairs", "rails", "memory", "message"), [
     ([{"server": "hgx-a", "client": "plain"}], ["mlx5_0"], ["host"],
      "host plain (node plain) has no RDMA device mlx5_0 (validate_rdma_rails); it has: none"),
