@@ -9,6 +9,7 @@ No kubeconfig is set: the roles' default, the site-wide ``gpufabric_kubeconfig``
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 
@@ -69,3 +70,26 @@ def test_the_nccl_switch_as_a_string_from_extra_vars(tmp_path, value, runs):
     assert ("TASK [gpufabric.cluster.validate_nccl" in output) is runs, output[-2000:]
     assert (completed.returncode != 0) is runs, output[-2000:]
     assert bool(validation["failures"]) is runs, validation
+
+
+@pytest.mark.parametrize(("value", "probes"), [("false", False), ("no", False), ("true", True)])
+def test_the_isolation_switch_as_a_string_from_extra_vars(tmp_path, value, probes):
+    """``-e validate_compute_domain_isolation=false`` is the string "false": the probe is skipped and says why.
+    "true" probes (the domain taken as ready); with no cluster here its first API read fails the run."""
+    play = [{"name": "Isolation switch", "hosts": "localhost", "gather_facts": False,
+             "tasks": [{"name": "Probe the isolation", "ansible.builtin.include_role": {
+                 "name": "gpufabric.cluster.validate_compute_domain", "tasks_from": "isolation.yml"},
+                 "vars": {"__validate_compute_domain_ready": True}}]}]
+    (tmp_path / "play.yml").write_text(yaml.safe_dump(play, sort_keys=False))
+    env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=COLLECTIONS_PATH, ANSIBLE_NOCOLOR="1",
+               ANSIBLE_LOCALHOST_WARNING="false", KUBECONFIG=str(tmp_path / "no-kubeconfig"))
+    command = [os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-i", "localhost,", "-c", "local",
+               "-e", f"ansible_python_interpreter={sys.executable}",
+               "-e", f"validate_compute_domain_isolation={value}", str(tmp_path / "play.yml")]
+    completed = subprocess.run(command, capture_output=True, text=True, env=env, cwd=str(tmp_path), check=False)
+    output = " ".join((completed.stdout + completed.stderr).split())
+    skipped_read = re.search(r"Read the domain's channel claim template\] \*+ skipping", output)
+    assert (skipped_read is None) is probes, output[-2000:]
+    assert (completed.returncode != 0) is probes, output[-2000:]
+    turned_off = "isolation: skipped (turned off by validate_compute_domain_isolation)" in output
+    assert turned_off is not probes, output[-2000:]
