@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import resource
 import shutil
@@ -47,6 +48,7 @@ sys.path[:0] = [HERE, os.path.join(REPO, "tests")]
 from fixture_tools import write_ip_passthrough, write_tools  # noqa: E402
 from fixtures import build_trees  # noqa: E402  (the shared TEST FIXTURES package, tests/fixtures)
 
+MODULE_CPU_FIXTURE = os.path.join(HERE, "module_cpu")  # BENCH FIXTURE: sitecustomize.py, see there
 PAGE = os.sysconf("SC_PAGE_SIZE")
 MIB = 1024 * 1024
 
@@ -131,6 +133,11 @@ class Run:
     samples: int
     log: str
     load: float  # 1-minute load average at the end of the run (the machine is shared)
+    modules: dict[str, tuple[int, float]]  # module name -> (processes, CPU seconds), bench/module_cpu
+
+    def module_cpu(self, name: str) -> float:
+        """CPU seconds of the processes that ran module ``name`` (0 if none did)."""
+        return self.modules.get(name, (0, 0.0))[1]
 
 
 @dataclass
@@ -172,6 +179,10 @@ def run_playbook(label: str, playbook: str, inventory: str, hosts: int, settings
     env.setdefault("ANSIBLE_COLLECTIONS_PATH", os.path.join(REPO, ".build", "collections"))
     env.setdefault("ANSIBLE_COLLECTIONS_SCAN_SYS_PATH", "true")
     env.update(settings.environment(strategy))
+    # BENCH FIXTURE (bench/module_cpu): every module process appends its name and CPU seconds to this file.
+    module_record = os.path.join(settings.workdir, f"{label}.module-cpu")
+    env["GPUFABRIC_BENCH_MODULE_CPU"] = module_record
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [MODULE_CPU_FIXTURE, env.get("PYTHONPATH")]))
     log = os.path.join(settings.workdir, f"{label}.log")
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     with open(log, "w", encoding="utf-8") as output:
@@ -190,7 +201,31 @@ def run_playbook(label: str, playbook: str, inventory: str, hosts: int, settings
         raise SystemExit(f"{label}: ansible-playbook exited {returncode}, log {log}:\n{tail}")
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     return Run(label, hosts, wall, cpu, sampler.peak_main, sampler.peak_tree, sampler.peak_procs,
-               sampler.samples, log, os.getloadavg()[0])
+               sampler.samples, log, os.getloadavg()[0], read_module_cpu(module_record))
+
+
+def read_module_cpu(path: str) -> dict[str, tuple[int, float]]:
+    """module name -> (processes, CPU seconds) from the lines ``<name> <seconds>`` of bench/module_cpu.
+
+    No file (no module ran) or an empty one is no module; a line of another shape fails the benchmark, naming it.
+    """
+    modules: dict[str, tuple[int, float]] = {}
+    if not os.path.exists(path):
+        return modules
+    with open(path, encoding="utf-8") as handle:
+        for number, line in enumerate(handle, 1):
+            if not line.strip():
+                continue
+            name, _separator, seconds = line.strip().rpartition(" ")
+            try:
+                cpu = float(seconds)
+            except ValueError:
+                cpu = -1.0
+            if not name or not math.isfinite(cpu) or cpu < 0:
+                raise SystemExit(f"{path}: line {number} is not '<module> <CPU seconds>': {line.rstrip()!r}")
+            count, total = modules.get(name, (0, 0.0))
+            modules[name] = (count + 1, total + cpu)
+    return modules
 
 
 # --- the fleet ----------------------------------------------------------------------------------
@@ -322,6 +357,8 @@ def write_way_playbook(path: str, name: str, tasks: list[dict], play: dict, summ
 
 
 FLOOR_LIMIT = 1.5  # issue 16 goal 1: preflight within 1.5x the floor in CPU and wall per host
+PREFLIGHT_HOST_MODULE = "gpufabric.cluster.fabric_facts"  # the one module preflight runs on each host
+FLOOR_HOST_MODULE = "ansible.modules.ping"  # the floor's one module per host
 
 
 def write_floor_playbook(path: str) -> str:
@@ -370,6 +407,23 @@ def print_floor(pairs: list[tuple[Run, Run]]) -> None:
               f" {floor.cpu / floor.hosts * 1000:>17.0f} {ratio_cpu:>8.2f}x"
               f" {preflight.wall / preflight.hosts * 1000:>22.0f} {floor.wall / floor.hosts * 1000:>18.0f}"
               f" {ratio_wall:>9.2f}x {within:>11} {preflight.load:>6.1f}/{floor.load:<7.1f}")
+
+
+def print_floor_split(pairs: list[tuple[Run, Run]]) -> None:
+    """Per N: the CPU of the one module per host (fabric_facts, ping) and the rest of each run, per host."""
+    print(f"{'N':>5} {'preflight module/host ms':>24} {'floor module/host ms':>20} {'ratio module':>12}"
+          f" {'preflight rest/host ms':>22} {'floor rest/host ms':>18} {'ratio rest':>10}"
+          f" {'module runs pre/floor':>21}")
+    for preflight, floor in pairs:
+        module_pre = preflight.module_cpu(PREFLIGHT_HOST_MODULE)
+        module_floor = floor.module_cpu(FLOOR_HOST_MODULE)
+        rest_pre, rest_floor = preflight.cpu - module_pre, floor.cpu - module_floor
+        runs_pre = preflight.modules.get(PREFLIGHT_HOST_MODULE, (0, 0.0))[0]
+        runs_floor = floor.modules.get(FLOOR_HOST_MODULE, (0, 0.0))[0]
+        print(f"{preflight.hosts:>5} {module_pre / preflight.hosts * 1000:>24.0f}"
+              f" {module_floor / floor.hosts * 1000:>20.0f} {module_pre / max(module_floor, 1e-9):>11.2f}x"
+              f" {rest_pre / preflight.hosts * 1000:>22.0f} {rest_floor / floor.hosts * 1000:>18.0f}"
+              f" {rest_pre / max(rest_floor, 1e-9):>9.2f}x {f'{runs_pre}/{runs_floor}':>21}")
 
 
 def print_ways(runs: list[tuple[str, str, int, Run]], startup: Run | None) -> None:
@@ -493,6 +547,12 @@ def main() -> None:
             print_floor(pairs)
             print(f"ratio: preflight / floor, total CPU and total wall of the two runs over the same N hosts (the "
                   f"per-host figures divided by the same N); goal: both at most {FLOOR_LIMIT:g}x")
+            print(f"\n== where the CPU of those runs is: the module each host runs ({PREFLIGHT_HOST_MODULE}, "
+                  f"{FLOOR_HOST_MODULE}; on a real fleet it runs on the host, here on this machine) and the rest "
+                  "(ansible-playbook, its forks, the report's modules on localhost) ==")
+            print_floor_split(pairs)
+            print("module: CPU of the module processes and the tools they ran (bench/module_cpu); rest: the run's "
+                  "CPU less that")
 
         if args.ways_size:
             count = args.ways_size
