@@ -549,7 +549,7 @@ def main() -> None:
                   f"per-host figures divided by the same N); goal: both at most {FLOOR_LIMIT:g}x")
             print(f"\n== where the CPU of those runs is: the module each host runs ({PREFLIGHT_HOST_MODULE}, "
                   f"{FLOOR_HOST_MODULE}; on a real fleet it runs on the host, here on this machine) and the rest "
-                  "(ansible-playbook, its forks, the report's modules on localhost) ==")
+                  "(ansible-playbook, its forks and any other module it ran) ==")
             print_floor_split(pairs)
             print("module: CPU of the module processes and the tools they ran (bench/module_cpu); rest: the run's "
                   "CPU less that")
