@@ -135,10 +135,6 @@ class Run:
     load: float  # 1-minute load average at the end of the run (the machine is shared)
     modules: dict[str, tuple[int, float]]  # module name -> (processes, CPU seconds), bench/module_cpu
 
-    def module_cpu(self, name: str) -> float:
-        """CPU seconds of the processes that ran module ``name`` (0 if none did)."""
-        return self.modules.get(name, (0, 0.0))[1]
-
 
 @dataclass
 class Settings:
@@ -415,11 +411,9 @@ def print_floor_split(pairs: list[tuple[Run, Run]]) -> None:
           f" {'preflight rest/host ms':>22} {'floor rest/host ms':>18} {'ratio rest':>10}"
           f" {'module runs pre/floor':>21}")
     for preflight, floor in pairs:
-        module_pre = preflight.module_cpu(PREFLIGHT_HOST_MODULE)
-        module_floor = floor.module_cpu(FLOOR_HOST_MODULE)
+        runs_pre, module_pre = preflight.modules.get(PREFLIGHT_HOST_MODULE, (0, 0.0))
+        runs_floor, module_floor = floor.modules.get(FLOOR_HOST_MODULE, (0, 0.0))
         rest_pre, rest_floor = preflight.cpu - module_pre, floor.cpu - module_floor
-        runs_pre = preflight.modules.get(PREFLIGHT_HOST_MODULE, (0, 0.0))[0]
-        runs_floor = floor.modules.get(FLOOR_HOST_MODULE, (0, 0.0))[0]
         print(f"{preflight.hosts:>5} {module_pre / preflight.hosts * 1000:>24.0f}"
               f" {module_floor / floor.hosts * 1000:>20.0f} {module_pre / max(module_floor, 1e-9):>11.2f}x"
               f" {rest_pre / preflight.hosts * 1000:>22.0f} {rest_floor / floor.hosts * 1000:>18.0f}"
