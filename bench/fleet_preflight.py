@@ -177,6 +177,8 @@ def run_playbook(label: str, playbook: str, inventory: str, hosts: int, settings
     env.update(settings.environment(strategy))
     # BENCH FIXTURE (bench/module_cpu): every module process appends its name and CPU seconds to this file.
     module_record = os.path.join(settings.workdir, f"{label}.module-cpu")
+    with open(module_record, "w", encoding="utf-8"):
+        pass  # afresh: a run of a label used before (--sizes 18 18) counts its own modules only
     env["GPUFABRIC_BENCH_MODULE_CPU"] = module_record
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [MODULE_CPU_FIXTURE, env.get("PYTHONPATH")]))
     log = os.path.join(settings.workdir, f"{label}.log")

@@ -6,11 +6,12 @@
 With ``ansible_connection: local`` every module of the simulated fleet runs on this machine, so the run's CPU holds
 what, on a real fleet, each host spends running its own module. ``fleet_preflight.py`` puts this directory first on
 the ``PYTHONPATH`` of its ``ansible-playbook`` runs and names a file in ``GPUFABRIC_BENCH_MODULE_CPU``; Python's
-``site`` imports this file in every interpreter the run starts. In a module process (the AnsiballZ payload read from
-stdin with pipelining, ``sys.argv == ['']``, or an ``AnsiballZ_*.py`` file without it) it appends, at exit, one line
-``<module name> <CPU seconds>`` to that file: user and system time of the process and of the children it waited for
-(the tools a probe runs). ``ansible-playbook`` and its forks are not module processes and record nothing. Nothing
-outside the benchmark puts this directory on a path.
+``site`` imports this file in every interpreter the run starts. Only an absolute path records: a relative one
+(``false`` from a shell, say) would be written wherever a module runs. In a module process (the AnsiballZ payload
+read from stdin with pipelining, ``sys.argv == ['']``, or an ``AnsiballZ_*.py`` file without it) it appends, at
+exit, one line ``<module name> <CPU seconds>`` to that file: user and system time of the process and of the children
+it waited for (the tools a probe runs). ``ansible-playbook`` and its forks are not module processes and record
+nothing. Nothing outside the benchmark puts this directory on a path.
 """
 
 import os
@@ -38,7 +39,9 @@ def _record():
         handle.write(f"{name} {seconds:.6f}\n")
 
 
-if _RECORD and sys.argv and (sys.argv[0] == "" or os.path.basename(sys.argv[0]).startswith("AnsiballZ_")):
+_MODULE_PROCESS = bool(sys.argv) and (sys.argv[0] == "" or os.path.basename(sys.argv[0]).startswith("AnsiballZ_"))
+
+if _RECORD and os.path.isabs(_RECORD) and _MODULE_PROCESS:
     import atexit  # pylint: disable=import-outside-toplevel
     import runpy  # pylint: disable=import-outside-toplevel
 

@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
 FIXTURE = os.path.join(REPO, "bench", "module_cpu")
 sys.path.insert(0, os.path.join(REPO, "bench"))
+import fleet_preflight  # noqa: E402  pylint: disable=wrong-import-position
 from fleet_preflight import read_module_cpu  # noqa: E402  pylint: disable=wrong-import-position
 
 # A module process in miniature: runpy runs the module as __main__ (as AnsiballZ does), the module burns some CPU
@@ -44,12 +45,12 @@ def fixture_modules(tmp_path):
     return str(tmp_path / "modules")
 
 
-def run(argv: list[str], record: str | None, stdin: str = "") -> None:
+def run(argv: list[str], record: str | None, stdin: str = "", cwd: str | None = None) -> None:
     environment = dict(os.environ, PYTHONPATH=FIXTURE)
     environment.pop("GPUFABRIC_BENCH_MODULE_CPU", None)
     if record is not None:
         environment["GPUFABRIC_BENCH_MODULE_CPU"] = record
-    subprocess.run([sys.executable, *argv], input=stdin, text=True, env=environment, check=True)
+    subprocess.run([sys.executable, *argv], input=stdin, text=True, env=environment, check=True, cwd=cwd)
 
 
 def test_a_module_process_on_stdin_records_its_module_and_cpu(tmp_path, modules):
@@ -80,6 +81,31 @@ def test_other_processes_and_runs_without_the_setting_record_nothing(tmp_path, m
     run([], "", PAYLOAD.format(modules=modules))
     assert not os.path.exists(record)
     assert read_module_cpu(record) == {}
+
+
+@pytest.mark.parametrize("setting", ["false", "record", "./record"])
+def test_a_relative_setting_records_nothing_where_the_module_runs(tmp_path, modules, setting):
+    """A relative path (the string "false" from a shell too) would be written in whatever directory the module runs
+    in (its remote tmp, a host's working directory): only an absolute path records."""
+    run([], setting, PAYLOAD.format(modules=modules), cwd=str(tmp_path))
+    assert os.listdir(tmp_path) == ["modules"]
+
+
+def test_two_runs_of_one_label_each_count_their_own_modules(tmp_path, monkeypatch):
+    """The record is named by the run's label: a second run of the same label (``--sizes 18 18``) starts it afresh
+    instead of adding its modules to the first run's."""
+    tools = tmp_path / "bin"
+    tools.mkdir()
+    playbook = tools / "ansible-playbook"  # stands in for ansible-playbook: one module process that records
+    playbook.write_text('#!/bin/sh\necho "acme.tools.busy 0.25" >> "$GPUFABRIC_BENCH_MODULE_CPU"\n', encoding="ascii")
+    playbook.chmod(0o755)
+    monkeypatch.setattr(sys, "executable", str(tools / "python"))
+    settings = fleet_preflight.Settings(forks=1, pipelining=True, fact_cache="memory", fact_cache_timeout=0,
+                                        callback="ansible.builtin.default", workdir=str(tmp_path))
+    for _round in range(2):
+        run_result = fleet_preflight.run_playbook("preflight-18", "play.yml", "inventory.json", 18, settings,
+                                                  "linear", 0.05, [])
+        assert run_result.modules == {"acme.tools.busy": (1, 0.25)}
 
 
 def test_a_module_process_that_ran_no_module_is_unknown(tmp_path):
