@@ -2,7 +2,8 @@
 # Install OS packages on Debian/Ubuntu, only those missing, without recommended packages; as root, or through sudo
 # for another user.
 #
-#   sh tools/bootstrap-debian.sh                  what running the playbooks needs: make, the Python venv module, git
+#   sh tools/bootstrap-debian.sh                  what running the playbooks needs: make, the Python venv module (of
+#                                                 $PYTHON, else of tools/venv-python.sh's choice), git
 #   sh tools/bootstrap-debian.sh COMMAND[:PACKAGE] ...
 #                                                 the package of each COMMAND not found (PACKAGE defaults to COMMAND):
 #                                                 how the test targets of the Makefile add their own tools
@@ -11,7 +12,10 @@ set -eu
 missing=
 if [ "$#" = 0 ]; then
   command -v make >/dev/null 2>&1 || missing="$missing make"
-  python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || missing="$missing python3-venv"
+  # the interpreter `make venv` will use (PYTHON, as the Makefile passes it, else tools/venv-python.sh's choice)
+  case "$0" in */*) tools="${0%/*}" ;; *) tools=. ;; esac
+  python="${PYTHON:-$(sh "$tools/venv-python.sh")}"
+  "$python" -c 'import venv, ensurepip' >/dev/null 2>&1 || missing="$missing python3-venv"
   command -v git >/dev/null 2>&1 || missing="$missing git"
 else
   for tool in "$@"; do

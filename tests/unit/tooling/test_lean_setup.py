@@ -16,12 +16,13 @@ import subprocess
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
 SCRIPT = os.path.join(ROOT, "tools", "bootstrap-debian.sh")
+VENV_PYTHON = os.path.join(ROOT, "tools", "venv-python.sh")
 RUNTIME = {"make", "python3-venv", "git"}
 TEST_PACKAGES = {"rsync", "shellcheck", "chromium", "podman", "runc", "debootstrap", "crun", "golang", "golang-go"}
 
 
 def _bare_path(tmp_path, present=()):
-    """A PATH with a stand-in apt-get (it records its arguments), id (root), env, a python3 without venv."""
+    """A PATH with a stand-in apt-get (it records its arguments), id (root), env, sh, a python3 without venv."""
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir(parents=True)
     log = tmp_path / "apt.log"
@@ -35,13 +36,16 @@ def _bare_path(tmp_path, present=()):
         (bin_dir / name).write_text(text, encoding="utf-8")
         (bin_dir / name).chmod(0o755)
     os.symlink("/usr/bin/env", bin_dir / "env")
+    os.symlink("/bin/sh", bin_dir / "sh")
     return str(bin_dir), log
 
 
-def _bootstrap(tmp_path, *args, present=()):
+def _bootstrap(tmp_path, *args, present=(), python="python3"):
+    """Run the bootstrap on the bare PATH; ``python`` is the PYTHON the Makefile passes (None: not set)."""
     path, log = _bare_path(tmp_path, present)
+    env = {"PATH": path} if python is None else {"PATH": path, "PYTHON": python}
     completed = subprocess.run(
-        ["/bin/sh", SCRIPT, *args], env={"PATH": path}, capture_output=True, text=True, check=False, timeout=30
+        ["/bin/sh", SCRIPT, *args], env=env, capture_output=True, text=True, check=False, timeout=30
     )
     assert completed.returncode == 0, completed.stdout + completed.stderr
     return log.read_text(encoding="utf-8").splitlines() if log.exists() else []
@@ -63,6 +67,27 @@ def test_bootstrap_installs_only_what_running_the_playbooks_needs(tmp_path):
 
 def test_bootstrap_installs_python3_venv_only_when_venv_or_ensurepip_is_missing(tmp_path):
     assert _installed(_bootstrap(tmp_path, present=("make", "git"))) == {"python3-venv"}
+
+
+def test_bootstrap_checks_the_venv_module_of_the_interpreter_make_venv_uses(tmp_path):
+    # PYTHON names the stand-in without venv although a python3 with it is on PATH: python3-venv is installed
+    (tmp_path / "bare").mkdir()
+    without_venv = tmp_path / "bare" / "python-without-venv"
+    without_venv.write_text("#!/bin/sh\nexit 1\n", encoding="utf-8")
+    without_venv.chmod(0o755)
+    calls = _bootstrap(tmp_path, present=("make", "git", "python3"), python=str(without_venv))
+    assert _installed(calls) == {"python3-venv"}
+
+
+def test_bootstrap_without_python_asks_tools_venv_python(tmp_path):
+    # no PYTHON: the interpreter is tools/venv-python.sh's choice, the distribution's /usr/bin/python3 where it is
+    # 3.11 or newer, else the stand-in python3 of the bare PATH; either way the bootstrap decides on that one's venv
+    chosen = subprocess.run(["/bin/sh", VENV_PYTHON], env={"PATH": _bare_path(tmp_path / "probe")[0]},
+                            capture_output=True, text=True, check=True, timeout=30).stdout.strip()
+    has_venv = subprocess.run([chosen, "-c", "import venv, ensurepip"], env={"PATH": _bare_path(tmp_path / "run")[0]},
+                              capture_output=True, check=False, timeout=30).returncode == 0
+    calls = _bootstrap(tmp_path / "bootstrap", present=("make", "git"), python=None)
+    assert (_installed(calls) if calls else set()) == (set() if has_venv else {"python3-venv"})
 
 
 def test_bootstrap_installs_nothing_when_everything_is_there(tmp_path):

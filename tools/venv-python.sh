@@ -1,0 +1,23 @@
+#!/bin/sh
+# Print the Python interpreter `make venv` builds .venv with (`make PYTHON=...` chooses another).
+#
+#   sh tools/venv-python.sh                 the distribution's /usr/bin/python3 when it is Python 3.11 or newer
+#                                           (ansible-core 2.19's minimum on the controller), else python3 from PATH
+#   sh tools/venv-python.sh CANDIDATE ...   the first CANDIDATE that runs as Python 3.11 or newer; when none does,
+#                                           the last one, so that the venv step fails naming it
+#
+# The distribution's interpreter comes first even where another python3 is earlier on PATH (pyenv, a build from
+# source): Debian and Ubuntu build theirs with profile-guided optimisation and LTO, and an interpreter built without
+# --enable-optimizations ran the controller's side of the same playbook 15-25 % slower (bench/README.md, "The
+# interpreter of .venv"). The Makefile and tools/bootstrap-debian.sh both ask this script, so the interpreter whose
+# venv module the bootstrap checks is the one `make venv` runs.
+set -eu
+[ "$#" -gt 0 ] || set -- /usr/bin/python3 python3
+for candidate in "$@"; do
+  if "$candidate" -c 'import sys; sys.exit(sys.version_info < (3, 11))' >/dev/null 2>&1; then
+    echo "$candidate"
+    exit 0
+  fi
+done
+for candidate in "$@"; do :; done
+echo "$candidate"
