@@ -508,7 +508,10 @@ def main() -> None:
         os.makedirs(os.path.join(workdir, "ways"), exist_ok=True)
         settings = Settings(forks=args.forks, pipelining=args.pipelining, fact_cache=args.fact_cache,
                             fact_cache_timeout=args.fact_cache_timeout, callback=args.callback, workdir=workdir)
-        print(f"gpufabric.cluster fleet benchmark: python {sys.version.split()[0]}, {os.cpu_count()} cpus, "
+        # the interpreter the venv links to (os.path.realpath): a distribution's and a pyenv build of one version
+        # differ in the controller's CPU (bench/README.md, "The interpreter of .venv")
+        print(f"gpufabric.cluster fleet benchmark: python {sys.version.split()[0]} "
+              f"({os.path.realpath(sys.executable)}), {os.cpu_count()} cpus, "
               f"load average {os.getloadavg()[0]:.2f} at start")
         print(f"hosts: copies of the recorded '{args.tree}' tree, ansible_connection=local; no NVML on this "
               "machine, so the GPU probe falls back to PCI")
