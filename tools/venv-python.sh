@@ -8,7 +8,7 @@
 #
 # The distribution's interpreter comes first even where another python3 is earlier on PATH (pyenv, a build from
 # source): Debian and Ubuntu build theirs with profile-guided optimisation and LTO, and an interpreter built without
-# --enable-optimizations ran the controller's side of the same playbook 15-25 % slower (bench/README.md, "The
+# --enable-optimizations spent 19 % more user CPU on the same play (bench/venv_interpreter.py; bench/README.md, "The
 # interpreter of .venv"). The Makefile and tools/bootstrap-debian.sh both ask this script, so the interpreter whose
 # venv module the bootstrap checks is the one `make venv` runs.
 set -eu
