@@ -10,8 +10,9 @@ BUILD       := $(ROOT)/.build
 COLLECTIONS := $(BUILD)/collections
 LINK        := $(COLLECTIONS)/ansible_collections/gpufabric/cluster
 SANITY_DIR  := $(BUILD)/sanity/ansible_collections/gpufabric/cluster
-# the interpreter of .venv: the distribution's python3 where it is 3.11+, else python3 (tools/venv-python.sh)
-PYTHON      ?= $(shell sh $(ROOT)/tools/venv-python.sh)
+# the interpreter of .venv: PYTHON where given and not empty, else the distribution's python3 where it is 3.11+, else
+# python3 (tools/venv-python.sh)
+VENV_PYTHON  = $(or $(PYTHON),$(shell sh $(ROOT)/tools/venv-python.sh))
 INVENTORY   ?= inventories/local
 VERSION     := $(shell sed -n 's/^version: *//p' galaxy.yml)
 TARBALL     := $(BUILD)/gpufabric-cluster-$(VERSION).tar.gz
@@ -29,7 +30,7 @@ help: ## list the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | expand -t 14
 
 system-deps: ## install the OS packages running the playbooks needs (Debian/Ubuntu; only what is missing)
-	@PYTHON='$(PYTHON)' sh tools/bootstrap-debian.sh
+	@PYTHON='$(VENV_PYTHON)' sh tools/bootstrap-debian.sh
 
 # .venv in two layers, each with a stamp so that a warm venv is not reinstalled: what running the playbooks needs
 # (tools/requirements-run.txt, the `venv` target), then the test tools (tests/requirements.txt), which every test
@@ -37,7 +38,7 @@ system-deps: ## install the OS packages running the playbooks needs (Debian/Ubun
 TEST_VENV := $(VENV)/.test-requirements
 
 $(BIN)/ansible: tools/requirements-run.txt requirements.txt | system-deps
-	$(PYTHON) -m venv $(VENV)
+	$(VENV_PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --disable-pip-version-check --upgrade pip
 	$(BIN)/pip install --quiet --disable-pip-version-check -r tools/requirements-run.txt
 	touch $@

@@ -86,4 +86,14 @@ def test_the_makefile_builds_the_venv_with_the_chosen_interpreter():
     printed = subprocess.run(["make", "--no-print-directory", "-n", "-B", f"PYTHON={sys.executable}",
                               os.path.join(ROOT, ".venv", "bin", "ansible")],
                              cwd=ROOT, capture_output=True, text=True, check=False, timeout=60)
+    assert f"PYTHON='{sys.executable}' sh tools/bootstrap-debian.sh" in printed.stdout
     assert f"{sys.executable} -m venv {ROOT}/.venv" in printed.stdout
+
+
+def test_an_empty_python_from_the_environment_is_not_an_interpreter():
+    # PYTHON= in the environment (an unset CI variable) must not leave `make venv` running "-m venv"
+    stamp = os.path.join(ROOT, ".venv", "bin", "ansible")
+    printed = subprocess.run(["make", "--no-print-directory", "-n", "-B", stamp], cwd=ROOT, capture_output=True,
+                             text=True, check=False, timeout=60, env={**os.environ, "PYTHON": ""})
+    assert printed.returncode == 0, printed.stderr
+    assert f"{_choose().strip()} -m venv {ROOT}/.venv" in printed.stdout
