@@ -19,5 +19,4 @@ for candidate in "$@"; do
     exit 0
   fi
 done
-for candidate in "$@"; do :; done
-echo "$candidate"
+echo "$candidate"  # after the loop: the last candidate
