@@ -13,6 +13,9 @@ SANITY_DIR  := $(BUILD)/sanity/ansible_collections/gpufabric/cluster
 # the interpreter of .venv: PYTHON where given and not empty, else the distribution's python3 where it is 3.11+, else
 # python3 (tools/venv-python.sh)
 VENV_PYTHON  = $(or $(PYTHON),$(shell sh $(ROOT)/tools/venv-python.sh))
+VENV_PYTHON_REFUSED = the interpreter of .venv, '$(VENV_PYTHON)' (PYTHON, else tools/venv-python.sh's choice), does \
+  not run as Python 3.11 or newer, which ansible-core 2.19 needs on the controller: give one with \
+  make PYTHON=/path/to/python3.11
 INVENTORY   ?= inventories/local
 VERSION     := $(shell sed -n 's/^version: *//p' galaxy.yml)
 TARBALL     := $(BUILD)/gpufabric-cluster-$(VERSION).tar.gz
@@ -38,6 +41,8 @@ system-deps: ## install the OS packages running the playbooks needs (Debian/Ubun
 TEST_VENV := $(VENV)/.test-requirements
 
 $(BIN)/ansible: tools/requirements-run.txt requirements.txt | system-deps
+	@$(VENV_PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' >/dev/null 2>&1 \
+	  || { echo "$(VENV_PYTHON_REFUSED)" >&2; exit 1; }
 	$(VENV_PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --disable-pip-version-check --upgrade pip
 	$(BIN)/pip install --quiet --disable-pip-version-check -r tools/requirements-run.txt

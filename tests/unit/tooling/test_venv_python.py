@@ -10,6 +10,7 @@ choice is tested whatever Python this machine has; the default choice is checked
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 
@@ -97,3 +98,32 @@ def test_an_empty_python_from_the_environment_is_not_an_interpreter():
                              text=True, check=False, timeout=60, env={**os.environ, "PYTHON": ""})
     assert printed.returncode == 0, printed.stderr
     assert f"{_choose().strip()} -m venv {ROOT}/.venv" in printed.stdout
+
+
+def _make_venv_in_copy(tmp_path, python):
+    """`make PYTHON=python <copy>/.venv/bin/ansible` in a copy of the Makefile whose OS bootstrap does nothing."""
+    copy = tmp_path / "checkout"
+    (copy / "tools").mkdir(parents=True)
+    for name in ("Makefile", "galaxy.yml", "requirements.txt", os.path.join("tools", "requirements-run.txt"),
+                 os.path.join("tools", "venv-python.sh")):
+        shutil.copyfile(os.path.join(ROOT, name), copy / name)
+    (copy / "tools" / "bootstrap-debian.sh").write_text("exit 0\n", encoding="utf-8")  # no apt in a unit test
+    return copy, subprocess.run(["make", "--no-print-directory", f"PYTHON={python}", str(copy / ".venv/bin/ansible")],
+                                cwd=copy, capture_output=True, text=True, check=False, timeout=60)
+
+
+def test_a_python_older_than_3_11_is_refused_naming_it_before_any_venv(tmp_path):
+    old = _stand_in(tmp_path, "python3.10", 1)
+    copy, completed = _make_venv_in_copy(tmp_path, old)
+    assert completed.returncode == 2
+    assert (f"the interpreter of .venv, '{old}' (PYTHON, else tools/venv-python.sh's choice), does not run as Python "
+            "3.11 or newer, which ansible-core 2.19 needs on the controller: give one with make "
+            "PYTHON=/path/to/python3.11") in completed.stderr
+    assert not (copy / ".venv").exists()
+
+
+def test_the_string_false_as_python_is_refused_naming_it(tmp_path):
+    copy, completed = _make_venv_in_copy(tmp_path, "false")
+    assert completed.returncode == 2
+    assert "the interpreter of .venv, 'false' (PYTHON" in completed.stderr
+    assert not (copy / ".venv").exists()
