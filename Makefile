@@ -105,7 +105,7 @@ ZIPIMPORT_ENV    = GPUFABRIC_ZIPIMPORT_CACHE=$(ZIPIMPORT_CACHE)
 UNIT_JOBS ?= 2
 
 unit: test-venv collection ## pytest on module_utils, modules and filters with recorded fixtures (UNIT_JOBS=2)
-	@sh tools/bootstrap-debian.sh chromium  # the test that renders the validation report headless
+	@sh tools/bootstrap-debian.sh chromium accton:acct  # rendering the validation report headless; bench/tier_cpu.py's test
 	cd $(ROOT) && PYTHONPATH=$(COLLECTIONS):$(ZIPIMPORT_PATH) $(ZIPIMPORT_ENV) $(BIN)/pytest -q --numprocesses=$(UNIT_JOBS) \
 	  tests/unit; rc=$$?; \
 	  if [ $$rc = 5 ]; then echo "pytest collected no test"; exit 1; fi; exit $$rc

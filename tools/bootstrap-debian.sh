@@ -7,7 +7,7 @@
 #   sh tools/bootstrap-debian.sh COMMAND[:PACKAGE] ...
 #                                                 the package of each COMMAND not found (PACKAGE defaults to COMMAND):
 #                                                 how the test targets of the Makefile add their own tools
-#                                                 (rsync and shellcheck for sanity, chromium for unit)
+#                                                 (rsync and shellcheck for sanity, chromium and accton for unit)
 set -eu
 missing=
 if [ "$#" = 0 ]; then
