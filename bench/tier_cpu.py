@@ -15,8 +15,10 @@ per task and host); ``python3`` a Python started as ``python3``, which here is a
 controller with ``.venv/bin/python3`` (``kubernetes.core`` and the other ``localhost`` tasks of the tiers);
 ``python3.11`` a module in a test container (the interpreter Ansible discovers there);
 ``kube-apiserver``, ``etcd``: the test control plane. The accounting file holds other processes of the machine
-that ended in the same time, so run it on an otherwise idle machine. Accounting is turned off when the command ends:
-where the machine keeps its own (the acct package's service), start that again after.
+that ended in the same time, so run it on an otherwise idle machine. Accounting is turned off when the command ends;
+where the machine keeps its own (the acct package's service), run the benchmark in a PID namespace of its own, whose
+accounting is its own (``unshare --pid --fork --mount-proc .venv/bin/python bench/tier_cpu.py -- ...``; its test
+does), or start the service again after.
 
 Usage (root, from the repository root; ``apt-get install acct`` first):
   .venv/bin/python bench/tier_cpu.py [--top 15] [--interval 5] -- make molecule SCENARIO=site
