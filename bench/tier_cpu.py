@@ -20,7 +20,7 @@ where the machine keeps its own (the acct package's service), run the benchmark 
 accounting is its own (``unshare --pid --fork --mount-proc .venv/bin/python bench/tier_cpu.py -- ...``; its test
 does), or start the service again after.
 
-Usage (root, from the repository root; ``apt-get install acct`` first):
+Usage (root, from the repository root; ``sh tools/bootstrap-debian.sh accton:acct`` first):
   .venv/bin/python bench/tier_cpu.py [--top 15] [--interval 5] -- make molecule SCENARIO=site
 """
 
@@ -155,7 +155,7 @@ def main() -> None:
     accton = shutil.which("accton") or next((path for path in ("/usr/sbin/accton", "/sbin/accton")
                                              if os.access(path, os.X_OK)), None)
     if accton is None:
-        sys.exit("accton not found: install the acct package (apt-get install acct)")
+        sys.exit("accton not found: install the acct package (sh tools/bootstrap-debian.sh accton:acct)")
     with tempfile.TemporaryDirectory(prefix="gpufabric-tier-cpu-") as workdir:
         record = os.path.join(workdir, "pacct")
         open(record, "wb").close()
