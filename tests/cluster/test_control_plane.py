@@ -5,6 +5,9 @@
 
 from __future__ import annotations
 
+import json
+import socket
+import urllib.error
 from pathlib import Path
 
 import cluster_harness as harness
@@ -218,6 +221,38 @@ def test_helm_hook_pods_completed_other_jobs_left_running(api_client, cluster, n
     waiter("the hook Job to succeed", lambda: batch.read_namespaced_job("crd-upgrade", namespace).status.succeeded)
     assert not batch.read_namespaced_job("workload", namespace).status.succeeded
     assert running("workload")
+
+
+def test_the_harness_client_keeps_one_connection_and_reconnects_when_it_is_closed(cluster):
+    """harness.Api (the helper processes' client) asks over one kept-alive connection, opens a new one when the
+    kept one was closed, and raises urllib's errors: HTTPError with the status and the server's body."""
+    api = harness.Api(cluster.server, Path(cluster.state["run_dir"]) / "pki")
+    assert api.request("GET", "/readyz") == "ok"
+    kept = api._connection.sock  # pylint: disable=protected-access
+    for _ in range(5):
+        assert api.request("GET", "/version")["major"] == "1"
+    assert api._connection.sock is kept  # pylint: disable=protected-access
+    kept.shutdown(socket.SHUT_RDWR)  # as when the server drops an idle connection
+    assert api.request("GET", "/readyz") == "ok"
+    assert api._connection.sock is not kept  # pylint: disable=protected-access
+    with pytest.raises(urllib.error.HTTPError) as raised:
+        api.request("GET", "/api/v1/namespaces/no-such-namespace")
+    assert raised.value.code == 404
+    assert json.loads(raised.value.read())["reason"] == "NotFound"
+    assert api.request("GET", "/readyz") == "ok"  # the connection survives an error status
+    api.close()
+    assert api.request("GET", "/readyz") == "ok"
+
+
+def test_the_harness_client_names_an_unreachable_server(cluster, tmp_path):
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    api = harness.Api(f"https://127.0.0.1:{port}", Path(cluster.state["run_dir"]) / "pki")
+    with pytest.raises(OSError):
+        api.request("GET", "/readyz", timeout=5)
+    with pytest.raises(harness.HarnessError, match="not an https:// URL"):
+        harness.Api("http://127.0.0.1:1", Path(cluster.state["run_dir"]) / "pki")
 
 
 @pytest.mark.parametrize(
