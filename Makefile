@@ -41,8 +41,7 @@ system-deps: ## install the OS packages running the playbooks needs (Debian/Ubun
 TEST_VENV := $(VENV)/.test-requirements
 
 $(BIN)/ansible: tools/requirements-run.txt requirements.txt | system-deps
-	@$(VENV_PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' >/dev/null 2>&1 \
-	  || { echo "$(VENV_PYTHON_REFUSED)" >&2; exit 1; }
+	@sh tools/venv-python.sh --check '$(VENV_PYTHON)' || { echo "$(VENV_PYTHON_REFUSED)" >&2; exit 1; }
 	$(VENV_PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --disable-pip-version-check --upgrade pip
 	$(BIN)/pip install --quiet --disable-pip-version-check -r tools/requirements-run.txt

@@ -11,10 +11,18 @@
 # --enable-optimizations spent 19 % more user CPU on the same play (bench/venv_interpreter.py; bench/README.md, "The
 # interpreter of .venv"). The Makefile and tools/bootstrap-debian.sh both ask this script, so the interpreter whose
 # venv module the bootstrap checks is the one `make venv` runs.
+#   sh tools/venv-python.sh --check PYTHON  exit 0 when PYTHON runs as Python 3.11 or newer, else 1 (the Makefile's
+#                                           check before it builds .venv; the minimum is written here only)
 set -eu
+fits() { "$1" -c 'import sys; sys.exit(sys.version_info < (3, 11))' >/dev/null 2>&1; }
+if [ "${1:-}" = --check ]; then
+  [ "$#" = 2 ] || { echo "usage: $0 --check PYTHON" >&2; exit 2; }
+  fits "$2"
+  exit
+fi
 [ "$#" -gt 0 ] || set -- /usr/bin/python3 python3
 for candidate in "$@"; do
-  if "$candidate" -c 'import sys; sys.exit(sys.version_info < (3, 11))' >/dev/null 2>&1; then
+  if fits "$candidate"; then
     echo "$candidate"
     exit 0
   fi
