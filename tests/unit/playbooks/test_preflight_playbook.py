@@ -38,9 +38,9 @@ def fleet(host_trees, tmp_path_factory):
     return workdir
 
 
-def run_preflight(workdir, *extra):
+def run_preflight(workdir, *extra, env=None):
     env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=COLLECTIONS_PATH, ANSIBLE_NOCOLOR="1",
-               ANSIBLE_HOST_KEY_CHECKING="false", ANSIBLE_LOCALHOST_WARNING="false")
+               ANSIBLE_HOST_KEY_CHECKING="false", ANSIBLE_LOCALHOST_WARNING="false", **(env or {}))
     command = [os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-i", str(workdir / "hosts.yml"),
                "gpufabric.cluster.preflight", "-e", f"gpufabric_report_dir={workdir / 'reports'}", *extra]
     return subprocess.run(command, capture_output=True, text=True, env=env, cwd=str(workdir), check=False)
@@ -111,6 +111,7 @@ def test_site_settings_checked_once_for_every_host_before_any_judgement(fleet, e
     output = " ".join(completed.stdout.split())
     assert variable in output and message in output, output
     assert "Validating arguments against arg spec" not in output
+    assert "Gather the GPU fabric facts of every host" not in output  # no host is probed with a bad setting
     assert "Judge readiness of every host" not in output
     # One check names every host whose value is wrong (the hosts differ in their probe root, so each is its own group).
     named = re.findall(rf"{variable}.*? found in '?(\w+)'?", output)
@@ -207,3 +208,24 @@ def test_imported_elsewhere_it_reads_the_settings_spec(fleet, tmp_path):
                          env=env, cwd=str(tmp_path), check=False)
     assert bad.returncode != 0
     assert "must be one of: host, dra, dra_host_managed" in " ".join(bad.stdout.split()), bad.stdout
+
+
+def test_a_fact_cache_with_smart_gathering_does_not_hide_what_changed(host_trees, tmp_path):
+    """Preflight probes every run: with `gathering = smart` and a fact cache the play's own gathering had judged the
+    facts an earlier run left in the cache, so a host whose GPUs went away still passed."""
+    cache = tmp_path / "facts"
+    env = {"ANSIBLE_GATHERING": "smart", "ANSIBLE_CACHE_PLUGIN": "ansible.builtin.jsonfile",
+           "ANSIBLE_CACHE_PLUGIN_CONNECTION": str(cache), "ANSIBLE_CACHE_PLUGIN_TIMEOUT": "3600"}
+
+    def judge(tree):
+        inventory = {"all": {"hosts": {"node": {
+            "ansible_connection": "local", "ansible_python_interpreter": sys.executable,
+            "gpufabric_probe_root": host_trees[tree]}}}}
+        (tmp_path / "hosts.yml").write_text(yaml.safe_dump(inventory))
+        completed = run_preflight(tmp_path, env=env)
+        assert completed.returncode == 0, completed.stdout + completed.stderr
+        return json.loads((tmp_path / "reports" / "preflight.json").read_text())["hosts"]["node"]["status"]
+
+    assert judge("hgx_h100") == "warn"
+    assert any(cache.iterdir()), "the fact cache was not written: the test would prove nothing"
+    assert judge("no_nvidia") == "no_hardware"
