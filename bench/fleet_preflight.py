@@ -24,6 +24,7 @@ the tree as on a real host.
 
 Usage (from the repository root, after ``make test-venv collection``):
   PYTHONPATH=.build/collections .venv/bin/python bench/fleet_preflight.py --sizes 18 72 288 --forks 25
+  PYTHONPATH=.build/collections .venv/bin/python bench/fleet_preflight.py --sizes 18 72 288 --forks 25 --rounds 3
   PYTHONPATH=.build/collections .venv/bin/python bench/fleet_preflight.py --quick     # 2 hosts, smoke run
 """
 
@@ -35,6 +36,7 @@ import math
 import os
 import resource
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -407,6 +409,24 @@ def print_floor(pairs: list[tuple[Run, Run]]) -> None:
               f" {ratio_wall:>9.2f}x {within:>11} {preflight.load:>6.1f}/{floor.load:<7.1f}")
 
 
+def print_floor_rounds(pairs: list[tuple[Run, Run]]) -> None:
+    """Per N over its rounds: the median of preflight / floor in CPU and wall, the verdict from the medians."""
+    within_header = f"within {FLOOR_LIMIT:g}x"
+    print(f"{'N':>5} {'rounds':>6} {'ratio CPU':>21} {'ratio wall':>21} {within_header:>11}")
+    for count in dict.fromkeys(preflight.hosts for preflight, _floor in pairs):
+        ratios = [(preflight.cpu / max(floor.cpu, 1e-9), preflight.wall / max(floor.wall, 1e-9))
+                  for preflight, floor in pairs if preflight.hosts == count]
+        cpu = sorted(ratio_cpu for ratio_cpu, _ratio_wall in ratios)
+        wall = sorted(ratio_wall for _ratio_cpu, ratio_wall in ratios)
+        within = "yes" if statistics.median(cpu) <= FLOOR_LIMIT and statistics.median(wall) <= FLOOR_LIMIT else "no"
+        print(f"{count:>5} {len(ratios):>6} {_spread(cpu):>21} {_spread(wall):>21} {within:>11}")
+
+
+def _spread(values: list[float]) -> str:
+    """``1.42x (1.30-1.55)``: the median and the range of sorted ``values``."""
+    return f"{statistics.median(values):.2f}x ({values[0]:.2f}-{values[-1]:.2f})"
+
+
 def print_floor_split(pairs: list[tuple[Run, Run]]) -> None:
     """Per N: the CPU of the one module per host (fabric_facts, ping) and the rest of each run, per host."""
     print(f"{'N':>5} {'preflight module/host ms':>24} {'floor module/host ms':>20} {'ratio module':>12}"
@@ -493,9 +513,14 @@ def main() -> None:
                         help="stdout callback; its output goes to a log file in the work directory")
     parser.add_argument("--tree", default="gb200_tray", help="recorded host tree each host gets a copy of")
     parser.add_argument("--interval", type=float, default=0.1, help="memory sampling interval, seconds")
+    parser.add_argument("--rounds", type=int, default=1,
+                        help="preflight and floor runs per size, alternating which goes first; the ratios are "
+                             "then printed per round and as the median of the rounds")
     parser.add_argument("--quick", action="store_true", help="smoke run: --sizes 2 --ways-size 2")
     parser.add_argument("--keep", action="store_true", help="keep the work directory (logs, reports, trees)")
     args = parser.parse_args()
+    if args.rounds < 1:
+        parser.error(f"--rounds must be at least 1, got {args.rounds}")
     if args.quick:
         args.sizes, args.ways_size = [2], 2
 
@@ -532,18 +557,32 @@ def main() -> None:
             for count in args.sizes:
                 inventory = write_inventory(os.path.join(workdir, f"fleet-{count}.json"), fleet[:count], tools,
                                             args.facts_parallel)
-                report_dir = os.path.join(workdir, f"report-{count}")
-                run = run_playbook(f"preflight-{count}", "gpufabric.cluster.preflight", inventory, count, settings,
-                                   "linear", args.interval, ["-e", f"gpufabric_report_dir={report_dir}"])
-                sweep.append(run)
-                print(f"  N={count}: {check_sweep_report(report_dir, count)}", flush=True)
-                floor = run_playbook(f"floor-{count}", floor_playbook, inventory, count, settings, "linear",
-                                     args.interval, [])
-                pairs.append((run, floor))
+                for round_number in range(1, args.rounds + 1):
+                    # every second round the floor goes first: the machine's load when each run starts differs less
+                    order = ("preflight", "floor") if round_number % 2 else ("floor", "preflight")
+                    runs = {}
+                    for which in order:
+                        if which == "preflight":
+                            report_dir = os.path.join(workdir, f"report-{count}-{round_number}")
+                            runs[which] = run_playbook(f"preflight-{count}-{round_number}",
+                                                       "gpufabric.cluster.preflight", inventory, count, settings,
+                                                       "linear", args.interval,
+                                                       ["-e", f"gpufabric_report_dir={report_dir}"])
+                            print(f"  N={count} round {round_number}: {check_sweep_report(report_dir, count)}",
+                                  flush=True)
+                        else:
+                            runs[which] = run_playbook(f"floor-{count}-{round_number}", floor_playbook, inventory,
+                                                       count, settings, "linear", args.interval, [])
+                    if round_number == 1:
+                        sweep.append(runs["preflight"])
+                    pairs.append((runs["preflight"], runs["floor"]))
             print_sweep(sweep)
             print("\n== preflight against the floor (one ansible.builtin.ping task per host, gather_facts false, "
                   "same inventory, forks and pipelining) ==")
             print_floor(pairs)
+            if args.rounds > 1:
+                print(f"\n== the ratios over {args.rounds} rounds per size: median (lowest-highest) ==")
+                print_floor_rounds(pairs)
             print(f"ratio: preflight / floor, total CPU and total wall of the two runs over the same N hosts (the "
                   f"per-host figures divided by the same N); goal: both at most {FLOOR_LIMIT:g}x")
             print(f"\n== where the CPU of those runs is: the module each host runs ({PREFLIGHT_HOST_MODULE}, "
