@@ -22,7 +22,7 @@ class ActionModule(ActionBase):
     TRANSFERS_FILES = False
     _requires_connection = False
     _supports_check_mode = True
-    _VALID_ARGS = frozenset(("files", "directory_mode"))
+    _VALID_ARGS = frozenset(("files", "directory_mode", "follow_directory_links"))
 
     def run(self, tmp=None, task_vars=None):
         """Check the arguments, write the files that differ, and say what changed."""
@@ -33,7 +33,8 @@ class ActionModule(ActionBase):
             raise AnsibleActionFail("write_files: files is required")
         try:
             outcome = logic.write_files(args["files"], args.get("directory_mode"),
-                                        check_mode=bool(self._task.check_mode), diff=bool(self._task.diff))
+                                        check_mode=bool(self._task.check_mode), diff=bool(self._task.diff),
+                                        follow_directory_links=args.get("follow_directory_links", False))
         except (arguments.ArgumentError, logic.WriteFilesError) as exc:
             raise AnsibleActionFail(f"write_files: {exc}") from None
         except OSError as exc:

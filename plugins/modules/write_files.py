@@ -19,8 +19,15 @@ description:
     nothing. A file whose content is the same but whose mode differs only gets its mode changed.
   - The directory of each file is created when missing (parents included). With O(directory_mode) it gets
     that mode, also when it already exists.
-  - Every path is checked before anything is written; a path that is a directory, or a duplicate path, fails
-    the task with nothing written.
+  - Every path is checked before anything is written; a path that is a directory, a symbolic link or a
+    duplicate path, a directory that is a symbolic link (unless O(follow_directory_links)), and a file name too
+    long for its temporary file fail the task with nothing written.
+  - Symbolic links are not followed where the files are written. A link at a file's path is refused
+    (C(<path> is a symbolic link; write_files does not follow links)), never written through, chmodded through or
+    read for the diff; so is a link as the directory of the files (the path's last directory) unless
+    O(follow_directory_links) allows it. Links further up the path (C(/var -> /private/var), a home directory on
+    a link) are followed. Directories and files are opened with C(O_NOFOLLOW) and their modes set through those
+    descriptors, so a link that appears after the checks is refused too.
   - This is an action plugin that runs on the controller whatever the task's host or C(delegate_to).
 author: gpufabric.cluster contributors (@gpufabric)
 options:
@@ -52,7 +59,18 @@ options:
       - Permission bits for the directories of the files, created or existing, as for O(files[].mode).
       - Unset, a directory it creates gets the default of the controller's umask and an existing one is left
         as it is.
+      - Never set through a link; a directory that is a link allowed by O(follow_directory_links) keeps the mode
+        it has.
     type: raw
+  follow_directory_links:
+    description:
+      - Allow the directory of the files (the last directory of their paths) to be a symbolic link to a
+        directory, and write the files into the directory it points to.
+      - The link itself and the mode of the directory it points to are left as they are.
+      - V(false) refuses such a link with nothing written. A link at a file's own path is refused either way.
+    type: bool
+    default: false
+    version_added: 1.2.0
 extends_documentation_fragment:
   - ansible.builtin.action_common_attributes
 attributes:
@@ -61,7 +79,10 @@ attributes:
     details: Nothing is written; the result says which files and directories would change.
   diff_mode:
     support: full
-    details: One before/after pair per file whose content would change, and one per changed mode.
+    details:
+      - One before/after pair per file whose content would change, and one per changed mode.
+      - The "before" is only ever the content of the regular file the task replaces, never of a file a link
+        points to.
   platform:
     platforms: posix
 notes:
@@ -110,7 +131,10 @@ directories:
       type: str
       sample: /home/ops/reports
     state:
-      description: V(created), V(mode) or V(unchanged). In check mode, what would happen.
+      description:
+        - V(created), V(mode) or V(unchanged). In check mode, what would happen.
+        - A directory that is a link allowed by O(follow_directory_links) is V(created) or V(unchanged), its mode
+          left as it is.
       type: str
       sample: unchanged
 """

@@ -220,8 +220,9 @@ def test_property_written_bytes_and_idempotence(tmp_path_factory, names, content
         return
     try:
         result = logic.write_files(files, check_mode=check, diff=True)
-    except OSError as exc:  # a name the file system refuses (too long in bytes) is an error, never a partial write
-        assert exc.errno is not None
+    except logic.WriteFilesError as exc:  # a name too long in bytes is refused before any file is written
+        assert any(str(exc).startswith(f"{entry['path']}: ") for entry in files), str(exc)
+        assert os.listdir(directory) == []
         return
     assert result["changed"] is True
     assert [entry["after"] for entry in result["diff"]] == [entry["content"] for entry in files]
