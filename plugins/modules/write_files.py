@@ -28,6 +28,11 @@ description:
     O(follow_directory_links) allows it. Links further up the path (C(/var -> /private/var), a home directory on
     a link) are followed. Directories and files are opened with C(O_NOFOLLOW) and their modes set through those
     descriptors, so a link that appears after the checks is refused too.
+  - A write that was killed leaves its temporary file, C(.<name>.<8 random characters>), beside the file. The
+    next run that writes that file (outside check mode, whether or not the file changes) removes the temporary
+    files of that same file that are regular files of the same owner and were last modified more than 5 minutes
+    ago; a younger one may belong to another run writing the same file at the same time and is left. Other files,
+    such as an editor's C(.report.md.swp), are never removed. Removing them does not make the task changed.
   - This is an action plugin that runs on the controller whatever the task's host or C(delegate_to).
 author: gpufabric.cluster contributors (@gpufabric)
 options:
@@ -137,4 +142,11 @@ directories:
           left as it is.
       type: str
       sample: unchanged
+removed_temporaries:
+  description: The stale temporary files of killed writes of these files that this run removed.
+  returned: when one was removed
+  type: list
+  elements: str
+  sample: [/home/ops/reports/.preflight.md.k2j3h4k5]
+  version_added: 1.2.0
 """

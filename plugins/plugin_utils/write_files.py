@@ -15,6 +15,11 @@ path (``/var -> /private/var``, a home directory on a link) are followed as usua
 with ``O_NOFOLLOW`` and every file is read, written and chmodded relative to that descriptor, with ``O_NOFOLLOW``
 again, so a link swapped in after the checks is refused too, and a mode is never set through a link. The
 "before" of a diff is only ever the content of the regular file the task replaces.
+
+A write that was killed leaves its temporary file, ``.<name>.<8 random characters>``, beside the file. The next
+call that writes that file (outside check mode) removes such temporaries of the same file when they are regular
+files of the same owner not modified for :data:`STALE_AFTER` seconds; a younger one may be a concurrent writer's
+(two runs writing one report directory) and is left alone, and any other file (``.report.md.swp``) is kept.
 """
 
 from __future__ import annotations
@@ -23,14 +28,19 @@ import contextlib
 import dataclasses
 import errno
 import os
+import re
 import secrets
 import stat
+import time
 import typing as t
 
 from ansible_collections.gpufabric.cluster.plugins.plugin_utils import arguments
 
 DEFAULT_MODE = 0o644
-# The random part of a temporary file's name: 8 characters of tempfile.mkstemp's alphabet, as mkstemp names them.
+# A temporary file older than this (by its modification time) is litter of a killed write, not a write under way.
+STALE_AFTER = 300
+# The random part of a temporary file's name: 8 characters of tempfile.mkstemp's alphabet, as the temporaries of
+# earlier releases (written with mkstemp) have, so that their litter is recognised too.
 TEMP_ALPHABET = "abcdefghijklmnopqrstuvwxyz0123456789_"
 TEMP_RANDOM_LENGTH = 8
 _LINK_ERRNOS = (errno.ELOOP, errno.EMLINK)
@@ -255,6 +265,30 @@ def _chmod(directory: _Directory, name: str, path: str, mode: int) -> None:
         os.close(fd)
 
 
+def stale_temporaries(names: t.Iterable[str], target: str) -> list[str]:
+    """The names among ``names`` that have the form of a temporary file of ``target`` (``.<target>.<random>``)."""
+    pattern = re.compile(re.escape(f".{target}.") + f"[{re.escape(TEMP_ALPHABET)}]{{{TEMP_RANDOM_LENGTH}}}")
+    return [name for name in names if pattern.fullmatch(name)]
+
+
+def _remove_stale_temporaries(directory: _Directory, names: list[str], targets: list[str], now: float) -> list[str]:
+    """Remove the temporaries of ``targets`` that a killed write left in ``directory``; return their paths."""
+    removed = []
+    owner = os.geteuid()
+    for target in targets:
+        for name in stale_temporaries(names, target):
+            try:
+                info = os.stat(name, dir_fd=directory.fd, follow_symlinks=False)
+            except FileNotFoundError:
+                continue
+            if not stat.S_ISREG(info.st_mode) or info.st_uid != owner or now - info.st_mtime < STALE_AFTER:
+                continue
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(name, dir_fd=directory.fd)
+                removed.append(os.path.join(directory.path, name))
+    return removed
+
+
 def _text(data: bytes) -> str:
     """``data`` as text for a diff (undecodable bytes replaced)."""
     return data.decode("utf-8", errors="replace")
@@ -272,8 +306,9 @@ def write_files(files: t.Any, directory_mode: t.Any = None, check_mode: bool = F
 
     ``state`` is ``created``, ``updated`` (content, and mode when it differed too), ``mode`` (only the mode
     changed) or ``unchanged``; a directory's is ``created``, ``mode`` or ``unchanged`` (a directory that is a link,
-    allowed by ``follow_directory_links``, keeps its mode: ``directory_mode`` is never set through a link). Every
-    input and every path is checked before anything is written.
+    allowed by ``follow_directory_links``, keeps its mode: ``directory_mode`` is never set through a link). The
+    paths of the stale temporary files removed, if any, are in ``removed_temporaries``. Every input and every path
+    is checked before anything is written.
     """
     entries = parse_files(files)
     dir_mode = arguments.optional(parse_mode, "directory_mode", directory_mode)
@@ -349,11 +384,21 @@ def write_files(files: t.Any, directory_mode: t.Any = None, check_mode: bool = F
                 diffs.append(_mode_diff(entry["path"], before_mode, entry["mode"]))
             results.append({"path": entry["path"], "state": state})
 
+        removed: list[str] = []
+        if not check_mode:
+            now = time.time()
+            for directory in directories.values():
+                targets = [entry["name"] for entry in entries if os.path.dirname(entry["path"]) == directory.path]
+                with _naming(directory.path):
+                    removed += _remove_stale_temporaries(directory, os.listdir(directory.fd), targets, now)
+
     result: dict = {
         "changed": any(item["state"] != "unchanged" for item in results + directory_results),
         "files": results,
         "directories": directory_results,
     }
+    if removed:
+        result["removed_temporaries"] = removed
     if diff:
         result["diff"] = diffs
     return result

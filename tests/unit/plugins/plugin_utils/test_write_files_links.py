@@ -1,23 +1,33 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpufabric.cluster contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""write_files and symbolic links (issue 39, item 5).
+"""write_files and symbolic links, and the litter of killed writes (issue 39, items 5 and 11).
 
 A link at a file's path, or as the file's own directory, is refused before anything is written (a link as the
 directory is allowed by follow_directory_links, without its mode being touched); links further up the path are
-followed. A mode is never set through a link and a diff never shows a file the task would not replace.
+followed. A mode is never set through a link and a diff never shows a file the task would not replace. A
+temporary file that a killed write left is removed by the next write of the same file once it is stale.
 """
 
 from __future__ import annotations
 
 import os
+import re
+import signal
 import stat
+import subprocess
+import sys
+import textwrap
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ansible_collections.gpufabric.cluster.plugins.plugin_utils import write_files as logic
+
+STALE = logic.STALE_AFTER + 60
+# The documented name of a temporary file of report.md: .<name>.<8 random characters>, as tempfile.mkstemp names.
+TEMPORARY = re.compile(r"\.report\.md\.[a-z0-9_]{8}")
 
 
 def mode_of(path):
@@ -26,6 +36,12 @@ def mode_of(path):
 
 def report(directory, content="# Report\n", mode="0644"):
     return [{"path": str(directory / "report.md"), "content": content, "mode": mode}]
+
+
+def make_old(path):
+    """Give ``path`` a modification time older than STALE_AFTER, as a write killed long ago left it."""
+    before = os.lstat(path).st_mtime - STALE
+    os.utime(path, (before, before), follow_symlinks=False)
 
 
 @pytest.fixture
@@ -188,6 +204,71 @@ def test_a_name_too_long_for_its_temporary_file_is_refused_before_writing(tmp_pa
                                                     r"most 245\)$"):
         logic.write_files(files)
     assert os.listdir(tmp_path) == []
+
+
+# Item 11: temporaries left by killed writes.
+
+def test_a_killed_write_leaves_a_temporary_that_the_next_write_removes(tmp_path):
+    """The write is killed (SIGKILL) between writing its temporary file and the rename, as a killed run would be."""
+    script = textwrap.dedent(f"""
+        import os, signal
+        from ansible_collections.gpufabric.cluster.plugins.plugin_utils import write_files as logic
+        os.replace = lambda *args, **kwargs: os.kill(os.getpid(), signal.SIGKILL)
+        logic.write_files([{{"path": {str(tmp_path / 'report.md')!r}, "content": "# Report\\n"}}])
+    """)
+    killed = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=False,
+                            env=dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path)))
+    assert killed.returncode == -signal.SIGKILL, killed.stderr
+    litter = sorted(os.listdir(tmp_path))
+    assert len(litter) == 1 and TEMPORARY.fullmatch(litter[0]), litter
+    (tmp_path / ".report.md.swp").write_text("an editor's swap file")
+    (tmp_path / ".report.md").write_text("an unrelated dotfile")
+    for name in (litter[0], ".report.md.swp", ".report.md"):
+        make_old(tmp_path / name)
+    result = logic.write_files(report(tmp_path))
+    assert result["files"][0]["state"] == "created"
+    assert result["removed_temporaries"] == [str(tmp_path / litter[0])]
+    assert sorted(os.listdir(tmp_path)) == [".report.md", ".report.md.swp", "report.md"]
+
+
+def test_stale_temporaries_go_also_when_the_file_is_unchanged_and_young_ones_stay(tmp_path):
+    logic.write_files(report(tmp_path))
+    names = {"stale": ".report.md.k2j3h4k5", "young": ".report.md.x9y8z7w6", "other": ".other.md.k2j3h4k5",
+             "longer": ".report.md.k2j3h4k5.bak", "upper": ".report.md.K2J3H4K5"}
+    for name in names.values():
+        (tmp_path / name).write_text("partial")
+        if name != names["young"]:
+            make_old(tmp_path / name)
+    (tmp_path / ".report.md.linkaaaa").symlink_to(tmp_path / "report.md")
+    make_old(tmp_path / ".report.md.linkaaaa")
+    check = logic.write_files(report(tmp_path), check_mode=True)
+    assert "removed_temporaries" not in check and (tmp_path / names["stale"]).exists()
+    result = logic.write_files(report(tmp_path))
+    assert result["changed"] is False and result["files"][0]["state"] == "unchanged"
+    assert result["removed_temporaries"] == [str(tmp_path / names["stale"])]
+    assert sorted(os.listdir(tmp_path)) == sorted([*(name for key, name in names.items() if key != "stale"),
+                                                   ".report.md.linkaaaa", "report.md"])
+
+
+def test_a_temporary_of_another_owner_is_kept(tmp_path, monkeypatch):
+    (tmp_path / ".report.md.abcdefgh").write_text("partial")
+    make_old(tmp_path / ".report.md.abcdefgh")
+    monkeypatch.setattr(logic.os, "geteuid", lambda: os.lstat(tmp_path).st_uid + 1)
+    assert "removed_temporaries" not in logic.write_files(report(tmp_path))
+    assert (tmp_path / ".report.md.abcdefgh").exists()
+
+
+def test_the_temporary_file_has_the_name_the_cleanup_recognises(tmp_path, monkeypatch):
+    seen = []
+    replace = os.replace
+
+    def spy(source, *args, **kwargs):
+        seen.append(source)
+        return replace(source, *args, **kwargs)
+
+    monkeypatch.setattr(logic.os, "replace", spy)
+    logic.write_files(report(tmp_path))
+    assert len(seen) == 1 and TEMPORARY.fullmatch(seen[0]) and logic.stale_temporaries(seen, "report.md") == seen
 
 
 # Any arrangement of files, directories and links.
