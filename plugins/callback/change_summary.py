@@ -19,6 +19,9 @@ description:
   - Credentials in a URL (C(https://user:password@host/...)) are shown as C(https://***@host/...) in the printed
     summary and in C(change-summary.json), in task names and messages alike.
   - A failure that a block's C(rescue) handled is listed too; the play's own outcome says whether it was fatal.
+  - C(change-summary.json) is written the way M(gpufabric.cluster.write_files) writes (atomically, through a temporary
+    file and a rename, and rewritten only when it differs). A symbolic link at its path or as O(report_dir) is not
+    followed; the file is not written then, and a warning says why.
   - Enable it with C(callbacks_enabled = gpufabric.cluster.change_summary) in C(ansible.cfg) or
     E(ANSIBLE_CALLBACKS_ENABLED).
 version_added: 0.1.0
@@ -40,7 +43,9 @@ import os
 
 from ansible.plugins.callback import CallbackBase
 
+from ansible_collections.gpufabric.cluster.plugins.plugin_utils import arguments
 from ansible_collections.gpufabric.cluster.plugins.plugin_utils.redact import redact
+from ansible_collections.gpufabric.cluster.plugins.plugin_utils.write_files import WriteFilesError, write_files
 
 
 def _first_line(result: dict, no_log: bool) -> str:
@@ -130,9 +135,12 @@ class CallbackModule(CallbackBase):
             self._display.display(line)
         report_dir = self.get_option("report_dir")
         if report_dir:
-            os.makedirs(report_dir, exist_ok=True)
+            # The one way a file is written on the controller: atomically, and never through a symbolic link.
             path = os.path.join(report_dir, "change-summary.json")
-            with open(path, "w", encoding="utf-8") as handle:
-                json.dump(self.ledger.as_dict(), handle, indent=2, sort_keys=True)
-                handle.write("\n")
+            content = json.dumps(self.ledger.as_dict(), indent=2, sort_keys=True) + "\n"
+            try:
+                write_files([{"path": path, "content": content, "mode": "0644"}])
+            except (arguments.ArgumentError, WriteFilesError) as exc:
+                self._display.warning(f"change_summary: change-summary.json not written: {exc}")
+                return
             self._display.display(f"written to {path}")
