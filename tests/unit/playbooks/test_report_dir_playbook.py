@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import subprocess
 import sys
 
@@ -123,3 +124,18 @@ def test_a_validation_role_refuses_an_empty_report_directory_before_it_reaches_t
     assert f"report_dir: {role}_report_dir is empty: set it to a directory on the controller" in output, output[-3000:]
     assert "kubernetes.core" not in output and "k8s_info" not in output
     assert tree(workdir) == ["hosts.yml", "play.yml"]
+
+
+@pytest.mark.parametrize("playbook", ["preflight", "validate"])
+def test_a_report_directory_that_is_a_link_is_refused_and_its_target_untouched(workdir, playbook):
+    """Item 5 at playbook level: every report is written by gpufabric.cluster.write_files. On the commit before,
+    validate.yml's file and copy tasks chmodded the private directory the link points to (0700 became 0755) and
+    wrote validation.json into it."""
+    private = workdir.parent / "private"
+    private.mkdir(mode=0o700)
+    os.chmod(private, 0o700)
+    (workdir / "reports").symlink_to(private)
+    returncode, output = run(workdir, *PLAYBOOKS[playbook])
+    assert returncode == 2, output[-3000:]
+    assert f"write_files: {workdir / 'reports'} is a symbolic link; write_files does not follow links" in output
+    assert os.listdir(private) == [] and stat.S_IMODE(os.stat(private).st_mode) == 0o700
