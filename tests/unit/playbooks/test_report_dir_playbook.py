@@ -126,16 +126,28 @@ def test_a_validation_role_refuses_an_empty_report_directory_before_it_reaches_t
     assert tree(workdir) == ["hosts.yml", "play.yml"]
 
 
-@pytest.mark.parametrize("playbook", ["preflight", "validate"])
-def test_a_report_directory_that_is_a_link_is_refused_and_its_target_untouched(workdir, playbook):
-    """Item 5 at playbook level: every report is written by gpufabric.cluster.write_files. On the commit before,
-    validate.yml's file and copy tasks chmodded the private directory the link points to (0700 became 0755) and
-    wrote validation.json into it."""
+@pytest.mark.parametrize("playbook", ["preflight", "site", "validate", "validate_rdma"])
+def test_a_report_directory_that_is_a_link_is_refused_before_anything_runs(workdir, playbook):
+    """Item 5 at playbook level: a link as the report directory stops the run at the check, before a host is probed
+    or a validation runs, naming the variable. On the starting commit the preflight chmodded the private directory
+    the link points to (0700 became 0755) and wrote into it, and so did validate.yml's file and copy tasks."""
     private = workdir.parent / "private"
     private.mkdir(mode=0o700)
     os.chmod(private, 0o700)
     (workdir / "reports").symlink_to(private)
-    returncode, output = run(workdir, *PLAYBOOKS[playbook])
+    variable = "gpufabric_report_dir"
+    if playbook == "validate_rdma":
+        variable = "validate_rdma_report_dir"
+        play = [{"name": "A validation role alone", "hosts": "localhost", "gather_facts": False,
+                 "tasks": [{"name": "Run validate_rdma",
+                            "ansible.builtin.include_role": {"name": "gpufabric.cluster.validate_rdma"}}]}]
+        (workdir / "play.yml").write_text(yaml.safe_dump(play, sort_keys=False))
+        returncode, output = run(workdir, str(workdir / "play.yml"), inventory=False)
+    else:
+        returncode, output = run(workdir, *PLAYBOOKS[playbook])
     assert returncode == 2, output[-3000:]
-    assert f"write_files: {workdir / 'reports'} is a symbolic link; write_files does not follow links" in output
+    assert (f"{variable} {workdir / 'reports'} is a symbolic link; reports are not written through a link: set "
+            f"{variable} to the directory it points to") in output, output[-3000:]
+    assert "TASK [Gather the GPU fabric facts of every host]" not in output
+    assert "TASK [Write" not in output and "k8s_info" not in output
     assert os.listdir(private) == [] and stat.S_IMODE(os.stat(private).st_mode) == 0o700
