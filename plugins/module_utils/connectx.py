@@ -393,5 +393,5 @@ def collect_connectx(root: str, runner=None) -> dict:
         for rdma_device in rdma_devices:
             ports.extend(walk.ports_of(function, rdma_device, gpus))
     ports.sort(key=lambda port: (natural_key(port.rdma_device), port.port))
-    walk.errors.extend(root.outside_errors(walk.errors))
+    walk.errors.extend(root.refusal_errors(walk.errors))
     return _payload([port.as_dict() for port in ports], sorted(without_rdma), walk.errors, walk.warnings)

@@ -357,5 +357,5 @@ def collect_gpu(root: str, runner: t.Any = None, source_factory: SourceFactory |
     result["cliques"] = sorted({gpu["fabric"]["clique"] for gpu in gpus if gpu["fabric"] and gpu["fabric"]["clique"]})
     if len(result["cliques"]) > 1:
         result["warnings"].append(f"GPUs of this host report different cliques: {', '.join(result['cliques'])}")
-    result["errors"].extend(root.outside_errors(result["errors"]))
+    result["errors"].extend(root.refusal_errors(result["errors"]))
     return result

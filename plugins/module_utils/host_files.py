@@ -10,7 +10,12 @@ host's ``/`` (a jail): :func:`jail` follows every symlink component by component
 an absolute target starts again at ``root`` and a ``..`` that would climb above
 ``root`` is refused.  Nothing outside ``root`` is ever opened, listed or read;
 a path that leads outside is recorded on the :class:`HostRoot` returned by
-:func:`check_root` (see :meth:`HostRoot.outside_errors`) and read as absent.
+:func:`check_root` (see :meth:`HostRoot.refusal_errors`) and read as absent.
+
+Every read is bounded: :func:`read_text` and :func:`read_lines` take a size limit (one page,
+:data:`ATTRIBUTE_LIMIT`, unless the caller names one of the limits below) and read at most one byte more than
+it, never the whole file.  A file over its limit is not read at all: it reads as unreadable, and the
+:class:`HostRoot` records ``"<path>: larger than the limit of <n> bytes"`` for the probe's errors.
 """
 
 from __future__ import annotations
@@ -25,6 +30,28 @@ from ansible_collections.gpufabric.cluster.plugins.module_utils.errors import Pr
 MAX_SYMLINKS = 40
 OUTSIDE_ROOT = "outside root"
 
+KIB = 1024
+MIB = 1024 * KIB
+# The most a probe reads of one file, by kind of file.  A file over its limit is an error naming it.
+# A sysfs attribute or a /proc/sys value: the kernel formats one into a page (its show buffer is PAGE_SIZE).
+ATTRIBUTE_LIMIT = 4 * KIB
+# IMEX config.cfg and nodes file: a few dozen settings; at most a few thousand addresses of at most 39 characters.
+IMEX_FILE_LIMIT = 1 * MIB
+# A /proc table of the kernel: /proc/modules (a line per loaded module), /proc/devices.
+PROC_TABLE_LIMIT = 1 * MIB
+# A modules-load.d file or /etc/modules: module names, a line each.
+MODULES_LOAD_LIMIT = 64 * KIB
+# /lib/modules/<release>/modules.dep: a line per module of the kernel (about 1 MiB for a distribution kernel).
+MODULES_DEP_LIMIT = 16 * MIB
+# /var/lib/dpkg/status: a stanza per installed package (a few MiB on a server).
+PACKAGE_STATUS_LIMIT = 32 * MIB
+_CHUNK = 64 * KIB
+
+
+def too_large(limit: int) -> str:
+    """Why a file is not read: ``larger than the limit of <limit> bytes``."""
+    return f"larger than the limit of {limit} bytes"
+
 
 class OutsideRoot(OSError):
     """A host path leads outside the probe root; it is never read."""
@@ -34,22 +61,38 @@ class OutsideRoot(OSError):
         self.host_path = path
 
 
+class FileTooLarge(OSError):
+    """A host file is larger than the limit its reader gave; it is not read."""
+
+    def __init__(self, path: str, limit: int):
+        super().__init__(errno.EFBIG, too_large(limit), path)
+        self.host_path = path
+        self.limit = limit
+
+
 class HostRoot(str):
-    """A checked probe root (the normalised path) that remembers which host paths led outside it."""
+    """A checked probe root (the normalised path) that remembers which host paths it refused and why.
+
+    A path is refused when it leads outside the root (``outside root``) or its file is larger than the limit
+    its reader gave (:func:`too_large`).
+    """
 
     def __new__(cls, value: str):
         instance = super().__new__(cls, value)
-        instance.refused = []
+        instance.refused = {}
         return instance
 
-    def refuse(self, path: str) -> None:
-        """Record that ``path`` leads outside the root."""
-        if path not in self.refused:
-            self.refused.append(path)
+    def refuse(self, path: str, reason: str = OUTSIDE_ROOT) -> None:
+        """Record that ``path`` was refused for ``reason`` (the first reason recorded for a path is kept)."""
+        self.refused.setdefault(path, reason)
 
-    def outside_errors(self, known: list[str] | tuple[str, ...] = ()) -> list[str]:
-        """One ``"<path>: outside root"`` entry per refused path, leaving out those already in ``known``."""
-        entries = [f"{path}: {OUTSIDE_ROOT}" for path in self.refused]
+    def refusal(self, path: str) -> str | None:
+        """Why ``path`` was refused, or ``None`` when it was not."""
+        return self.refused.get(path)
+
+    def refusal_errors(self, known: list[str] | tuple[str, ...] = ()) -> list[str]:
+        """One ``"<path>: <reason>"`` entry per refused path, in the order refused, leaving out those in ``known``."""
+        entries = [f"{path}: {reason}" for path, reason in self.refused.items()]
         return [entry for entry in entries if entry not in known]
 
 
@@ -74,9 +117,9 @@ def check_probe_root(root: str) -> HostRoot:
     return checked
 
 
-def _record(root: str, path: str) -> None:
+def _record(root: str, path: str, reason: str = OUTSIDE_ROOT) -> None:
     if isinstance(root, HostRoot):
-        root.refuse(path)
+        root.refuse(path, reason)
 
 
 def _parts(path: str) -> list[str]:
@@ -140,7 +183,12 @@ def host_path(root: str, path: str) -> str:
     return jail(root, path)
 
 
-def _open(root: str, path: str):
+def _read(root: str, path: str, limit: int) -> str:
+    """The text of a regular host file of at most ``limit`` bytes (UTF-8, undecodable bytes replaced).
+
+    Reads at most ``limit + 1`` bytes: a file with more raises :class:`FileTooLarge` (recorded on a
+    :class:`HostRoot`) without reading the rest.  Raises ``OSError`` when the file cannot be read.
+    """
     real = jail(root, path)
     flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
     descriptor = os.open(real, flags)
@@ -148,26 +196,36 @@ def _open(root: str, path: str):
         if not stat.S_ISREG(os.fstat(descriptor).st_mode):
             raise OSError(errno.EINVAL, "not a regular file", path)
         os.set_blocking(descriptor, True)
-        return os.fdopen(descriptor, encoding="utf-8", errors="replace")
-    except BaseException:
+        chunks = []
+        size = 0
+        while size <= limit:
+            chunk = os.read(descriptor, min(limit + 1 - size, _CHUNK))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+    finally:
         os.close(descriptor)
-        raise
+    if size > limit:
+        _record(root, path, too_large(limit))
+        raise FileTooLarge(path, limit)
+    return b"".join(chunks).decode("utf-8", errors="replace")
 
 
-def read_text(root: str, path: str, default: str | None = None) -> str | None:
-    """Return the stripped content of a host file, or ``default`` when it cannot be read or is outside root."""
+def read_text(root: str, path: str, default: str | None = None, limit: int = ATTRIBUTE_LIMIT) -> str | None:
+    """Return the stripped content of a host file of at most ``limit`` bytes, or ``default`` when it cannot be
+    read, is outside root or is larger (see :func:`problem`)."""
     try:
-        with _open(root, path) as handle:
-            return handle.read().strip()
+        return _read(root, path, limit).strip()
     except (OSError, ValueError):
         return default
 
 
-def read_lines(root: str, path: str) -> list[str] | None:
-    """Return every line of a host file without line ends (line N is item N-1), or ``None`` when unreadable."""
+def read_lines(root: str, path: str, limit: int = ATTRIBUTE_LIMIT) -> list[str] | None:
+    """Return every line of a host file of at most ``limit`` bytes without line ends (line N is item N-1), or
+    ``None`` when it cannot be read, is outside root or is larger (see :func:`problem`)."""
     try:
-        with _open(root, path) as handle:
-            return handle.read().splitlines()
+        return _read(root, path, limit).splitlines()
     except (OSError, ValueError):
         return None
 
@@ -230,9 +288,13 @@ def outside(root: str, path: str) -> bool:
 
 
 def problem(root: str, path: str) -> str:
-    """Why a host path could not be read: ``outside root``, ``is missing``, ``dangling link`` or ``cannot be read``."""
+    """Why a host path could not be read: ``outside root``, ``larger than the limit of <n> bytes`` (when a read
+    through a :class:`HostRoot` refused it), ``is missing``, ``dangling link`` or ``cannot be read``."""
     if outside(root, path):
         return OUTSIDE_ROOT
+    refusal = root.refusal(path) if isinstance(root, HostRoot) else None
+    if refusal is not None:
+        return refusal
     if not exists(root, path):
         return "is missing"
     return "cannot be read" if resolve(root, path) is not None else "dangling link"

@@ -6,7 +6,9 @@
 The parsers (:func:`parse_imex_config`, :func:`validate_nodes_file`,
 :func:`parse_imex_ctl_json`, :func:`parse_imex_ctl_text`, ...) are pure
 functions over text; :func:`collect_imex` reads a host below ``root`` and
-returns the ``imex_info`` module's payload.
+returns the ``imex_info`` module's payload.  ``config.cfg`` and the nodes file are
+read up to :data:`.host_files.IMEX_FILE_LIMIT`, the dpkg status file up to
+:data:`.host_files.PACKAGE_STATUS_LIMIT`.
 """
 
 from __future__ import annotations
@@ -30,6 +32,9 @@ from ansible_collections.gpufabric.cluster.plugins.module_utils.host_commands im
     run_tool,
 )
 from ansible_collections.gpufabric.cluster.plugins.module_utils.host_files import (
+    IMEX_FILE_LIMIT,
+    PACKAGE_STATUS_LIMIT,
+    PROC_TABLE_LIMIT,
     check_root,
     exists,
     link_target,
@@ -520,7 +525,7 @@ def parse_imex_version(text: str) -> str | None:
 
 def _read_installation(root: str, runner: Runner, errors: list[str], warnings: list[str]) -> dict:
     found: list[tuple[str, str | None]] = []
-    status = read_text(root, DPKG_STATUS)
+    status = read_text(root, DPKG_STATUS, limit=PACKAGE_STATUS_LIMIT)
     if status is not None:
         found = find_dpkg_packages(status)
     if not found and find_command(root, "rpm"):
@@ -638,7 +643,7 @@ def _read_domain(root: str, runner: Runner, errors: list[str], warnings: list[st
 
 
 def _read_channels(root: str) -> dict:
-    devices = read_lines(root, "/proc/devices") or []
+    devices = read_lines(root, "/proc/devices", limit=PROC_TABLE_LIMIT) or []
     supported = any(line.split()[1:] == [CHANNELS_DEVICE] for line in devices)
     return {"supported": supported, "devices": list_dir(root, CHANNELS_DIR)}
 
@@ -665,7 +670,7 @@ def empty_payload() -> dict:
 
 
 def _read_config(root: str, installed: bool, errors: list[str], warnings: list[str]) -> dict[str, str] | None:
-    lines = read_lines(root, CONFIG_PATH)  # unstripped, so that reported line numbers match the file
+    lines = read_lines(root, CONFIG_PATH, limit=IMEX_FILE_LIMIT)  # unstripped: line numbers match the file
     if lines is None:
         if exists(root, CONFIG_PATH) or outside(root, CONFIG_PATH):
             errors.append(f"{CONFIG_PATH}: {problem(root, CONFIG_PATH)}")
@@ -679,7 +684,7 @@ def _read_config(root: str, installed: bool, errors: list[str], warnings: list[s
 
 
 def _read_nodes(root: str, path: str, expected: bool, errors: list[str], warnings: list[str]) -> dict | None:
-    lines = read_lines(root, path)
+    lines = read_lines(root, path, limit=IMEX_FILE_LIMIT)
     if lines is None:
         if exists(root, path) or outside(root, path):
             errors.append(f"{path}: {problem(root, path)}")
@@ -721,5 +726,5 @@ def collect_imex(root: str, runner: Runner) -> dict:
     if payload["service"]["active"]:
         payload["domain"] = _read_domain(root, runner, errors, warnings)
     payload["control"] = read_control(root, runner, config, payload["service"]["active"], errors, warnings)
-    errors.extend(root.outside_errors(errors))
+    errors.extend(root.refusal_errors(errors))
     return payload

@@ -192,7 +192,7 @@ def collect_network(root: str, runner: Runner) -> dict:
         return payload
     if find_command(root, "ip") is None:
         errors.append("ip: not found below the probe root")
-        errors.extend(root.outside_errors(errors))
+        errors.extend(root.refusal_errors(errors))
         return payload
     try:
         rc, out, err = run_found(runner, root, ["ip", "-json", "-force", "-batch", "-"], data=BATCH)

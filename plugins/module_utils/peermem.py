@@ -17,6 +17,9 @@ import re
 from ansible_collections.gpufabric.cluster.plugins.module_utils.errors import CommandError, ProbeRootError
 from ansible_collections.gpufabric.cluster.plugins.module_utils.host_commands import Runner, find_command, run_tool
 from ansible_collections.gpufabric.cluster.plugins.module_utils.host_files import (
+    MODULES_DEP_LIMIT,
+    MODULES_LOAD_LIMIT,
+    PROC_TABLE_LIMIT,
     check_root,
     link_target,
     list_dir,
@@ -102,7 +105,7 @@ def find_persisted(root: str) -> list[str]:
     for path in [*_modules_load_files(root), ETC_MODULES]:
         if link_target(root, path) == "/dev/null":
             continue  # a masked file
-        lines = read_lines(root, path)
+        lines = read_lines(root, path, limit=MODULES_LOAD_LIMIT)
         if lines and lists_module(lines, PEERMEM_NAMES):
             found.append(path)
     return found
@@ -114,7 +117,7 @@ def find_module_file(root: str, kernel_release: str | None) -> str | None:
         return None
     base = f"/lib/modules/{kernel_release}"
     # depmod's index names every module of the kernel in one file; walk the tree only without it.
-    for line in read_lines(root, f"{base}/modules.dep") or []:
+    for line in read_lines(root, f"{base}/modules.dep", limit=MODULES_DEP_LIMIT) or []:
         path = line.split(":", 1)[0].strip()
         if os.path.basename(path) in PEERMEM_FILES:
             return path if path.startswith("/") else f"{base}/{path}"
@@ -203,7 +206,7 @@ def collect_peermem(root: str, runner: Runner) -> dict:
         kernel = None
     payload["kernel_version"] = kernel
 
-    modules_text = read_text(root, "/proc/modules")
+    modules_text = read_text(root, "/proc/modules", limit=PROC_TABLE_LIMIT)
     if modules_text is None:
         errors.append(f"/proc/modules: {problem(root, '/proc/modules')}")
     loaded_modules = parse_proc_modules(modules_text or "")
@@ -236,5 +239,5 @@ def collect_peermem(root: str, runner: Runner) -> dict:
     else:
         method = None
     payload["gpudirect_rdma"] = {"ready": method is not None, "method": method}
-    errors.extend(root.outside_errors(errors))
+    errors.extend(root.refusal_errors(errors))
     return payload
