@@ -18,12 +18,19 @@ and the matching rules of ``ibdev2netdev`` (mlnx-tools):
   switch and on the same NUMA node, the pairing GPUDirect RDMA cares about.
 
 A file that cannot be read or parsed turns into ``None`` for that value and an
-entry in ``errors`` naming the path; the other ports are still reported.
+entry in ``errors`` naming the path; the other ports are still reported.  No
+attribute's text is reported as read: each value is parsed into a number or
+checked against its documented shape first (:data:`PORT_STATES`,
+:data:`PHYS_STATES`, :data:`LINK_LAYERS`, the rate the kernel writes, and
+:mod:`.host_values` for the device id, firmware version, board id and netdev
+name); an attribute of another shape is ``None`` and an error that never quotes
+it.  Every attribute is read up to one page (:data:`.host_files.ATTRIBUTE_LIMIT`).
 """
 
 from __future__ import annotations
 
 import re
+import typing as t
 from dataclasses import asdict, dataclass
 
 from ansible_collections.gpufabric.cluster.plugins.module_utils.errors import ParseError, ProbeRootError
@@ -36,6 +43,12 @@ from ansible_collections.gpufabric.cluster.plugins.module_utils.host_files impor
     read_text,
     resolve,
 )
+from ansible_collections.gpufabric.cluster.plugins.module_utils.host_values import (
+    is_board_id,
+    is_firmware_version,
+    is_interface_name,
+    is_pci_id,
+)
 from ansible_collections.gpufabric.cluster.plugins.module_utils.sort_keys import natural_key
 
 MELLANOX_VENDOR = "0x15b3"
@@ -46,6 +59,12 @@ PCI_DEVICES = "/sys/bus/pci/devices"
 CLASS_INFINIBAND = "/sys/class/infiniband"
 CLASS_NET = "/sys/class/net"
 LINK_LAYERS = ("InfiniBand", "Ethernet")
+# The names the kernel writes after the code in a port's state and phys_state (drivers/infiniband/core/sysfs.c,
+# state_show and phys_state_to_str; "Unknown" and "PhyTest" as some kernels spelled them): a name outside these
+# is not reported.
+PORT_STATES = ("NOP", "DOWN", "INIT", "ARMED", "ACTIVE", "ACTIVE_DEFER", "UNKNOWN")
+PHYS_STATES = ("<unknown>", "Unknown", "Sleep", "Polling", "Disabled", "PortConfigurationTraining", "LinkUp",
+               "LinkErrorRecovery", "Phy Test", "PhyTest")
 
 MODELS = {
     "0x1017": "ConnectX-5",
@@ -61,10 +80,10 @@ MODELS = {
 
 _BDF_RE = re.compile(r"^[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]$")
 _HOST_BRIDGE_RE = re.compile(r"^pci[0-9a-f]{4}:[0-9a-f]{2}$")
-_CODED_RE = re.compile(r"^\s*(?P<code>\d+)\s*:\s*(?P<name>\S.*?)\s*$")
+_CODED_RE = re.compile(r"^\s*(?P<code>\d+)\s*:\s*(?P<name>\S.*?)\s*$", re.ASCII)
 # What the kernel writes (drivers/infiniband/core/sysfs.c, rate_show): "%d%s Gb/sec (%dX%s)", e.g.
 # "400 Gb/sec (4X NDR)", "2.5 Gb/sec (1X SDR)".
-_RATE_RE = re.compile(r"^(?P<value>\d+(?:\.\d+)?) Gb/sec \(\d+X(?: [A-Z][A-Z0-9]*)?\)$")
+_RATE_RE = re.compile(r"^(?P<value>\d+(?:\.\d+)?) Gb/sec \(\d+X(?: [A-Z][A-Z0-9]*)?\)\Z", re.ASCII)
 
 
 @dataclass(frozen=True)
@@ -111,12 +130,40 @@ class PciFunction:
     numa_node: int | None
 
 
-def parse_coded(text: str) -> tuple[int, str]:
-    """Parse a sysfs ``state``/``phys_state`` value such as ``4: ACTIVE`` into ``(4, 'ACTIVE')``."""
+def parse_coded(text: str, names: tuple[str, ...] = PORT_STATES + PHYS_STATES) -> tuple[int, str]:
+    """Parse a sysfs ``state``/``phys_state`` value such as ``4: ACTIVE`` into ``(4, 'ACTIVE')``.
+
+    The name must be one of ``names`` (by default any name the kernel writes in either attribute); raises
+    :class:`ParseError`, without quoting the text, otherwise.
+    """
     match = _CODED_RE.match(text)
-    if not match:
+    if not match or match.group("name") not in names:
         raise ParseError("not a port state (expected '<code>: <name>')")
     return int(match.group("code")), match.group("name")
+
+
+def parse_port_state(text: str) -> tuple[int, str]:
+    """Parse a port's ``state`` (``4: ACTIVE``); the name must be one of :data:`PORT_STATES`."""
+    return parse_coded(text, PORT_STATES)
+
+
+def parse_phys_state(text: str) -> tuple[int, str]:
+    """Parse a port's ``phys_state`` (``5: LinkUp``); the name must be one of :data:`PHYS_STATES`."""
+    return parse_coded(text, PHYS_STATES)
+
+
+def _shaped(check: t.Callable[[str], bool], expected: str) -> t.Callable[[str], str]:
+    """A parser returning its text when ``check`` accepts it, else raising :class:`ParseError` (``not <expected>``)."""
+    def parse(text: str) -> str:
+        if not check(text):
+            raise ParseError(f"not {expected}")
+        return text
+    return parse
+
+
+parse_device_id = _shaped(is_pci_id, "a PCI device id (expected 0x and four hex digits)")
+parse_fw_ver = _shaped(is_firmware_version, "a firmware version (expected <major>.<minor>.<build>)")
+parse_board_id = _shaped(is_board_id, "a board id (expected 1 to 64 letters, digits and _.-)")
 
 
 def parse_rate(text: str) -> int | float:
@@ -235,7 +282,7 @@ class _Walk:
     def netdev_for_port(self, port_dir: str, function: PciFunction, port: int) -> tuple[str | None, str | None]:
         """Return ``(name, sysfs directory)`` of the netdev of a port, as ibdev2netdev finds it."""
         ndev = read_text(self.root, f"{port_dir}/gid_attrs/ndevs/0")
-        if ndev and ("/" in ndev or ndev in (".", "..")):
+        if ndev and not is_interface_name(ndev):
             self.errors.append(f"{port_dir}/gid_attrs/ndevs/0: not a network interface name")
             ndev = None
         if ndev:
@@ -286,10 +333,9 @@ class _Walk:
         """Every port of one RDMA device."""
         device_start = len(self.errors)
         device_dir = self.device_dir(function, rdma_device)
-        device_id = self.read(f"{function.path}/device")
-        device_id = device_id.lower() if device_id else None
-        fw_ver = self.read(f"{device_dir}/fw_ver")
-        board_id = self.read(f"{device_dir}/board_id")
+        device_id = self.parsed(f"{function.path}/device", lambda text: parse_device_id(text.lower()))
+        fw_ver = self.parsed(f"{device_dir}/fw_ver", parse_fw_ver)
+        board_id = self.parsed(f"{device_dir}/board_id", parse_board_id)
         numa_node = self.parsed(f"{function.path}/numa_node", parse_numa_node)
         same_switch = tuple(sorted(gpu.address for gpu in gpus if shares_pcie_switch(function.path, gpu.path)))
         same_numa = tuple(sorted(gpu.address for gpu in gpus if numa_node is not None and gpu.numa_node == numa_node))
@@ -306,8 +352,8 @@ class _Walk:
         for number in sorted(port_numbers):
             port_start = len(self.errors)
             port_dir = f"{device_dir}/ports/{number}"
-            state = self.parsed(f"{port_dir}/state", parse_coded)
-            phys_state = self.parsed(f"{port_dir}/phys_state", parse_coded)
+            state = self.parsed(f"{port_dir}/state", parse_port_state)
+            phys_state = self.parsed(f"{port_dir}/phys_state", parse_phys_state)
             rate = self.read(f"{port_dir}/rate")
             rate_gbps = None
             if rate is not None:
@@ -315,6 +361,7 @@ class _Walk:
                     rate_gbps = parse_rate(rate)
                 except ParseError as exc:
                     self.errors.append(f"{port_dir}/rate: {exc}")
+                    rate = None  # only a rate as the kernel writes it is reported
             netdev, netdev_dir = self.netdev_for_port(port_dir, function, number)
             mtu = self.parsed(f"{netdev_dir}/mtu", _parse_int) if netdev_dir else None
             link_layer = self.read(f"{port_dir}/link_layer")

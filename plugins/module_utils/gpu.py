@@ -327,7 +327,7 @@ def collect_gpu(root: str, runner: t.Any = None, source_factory: SourceFactory |
     except ProbeRootError as exc:
         result["errors"].append(str(exc))
         return result
-    driver = read_nvidia_driver(root)
+    driver = read_nvidia_driver(root, result["errors"])
     result.update(driver_loaded=driver.loaded, driver_version=driver.version, kernel_module=driver.kernel_module)
     pci_gpus, pci_errors = list_pci_gpus(root)
     result["errors"].extend(pci_errors)

@@ -6,7 +6,12 @@
 The parsers (:func:`parse_imex_config`, :func:`validate_nodes_file`,
 :func:`parse_imex_ctl_json`, :func:`parse_imex_ctl_text`, ...) are pure
 functions over text; :func:`collect_imex` reads a host below ``root`` and
-returns the ``imex_info`` module's payload.  ``config.cfg`` and the nodes file are
+returns the ``imex_info`` module's payload.
+
+No text of ``config.cfg``, the nodes file or the dpkg status file reaches the payload: a setting is reported
+only when its value has the shape nvidia-imex documents for it (:data:`CONFIG_SETTINGS`), a nodes file entry
+only as a canonical IP address, a package version only as a version string
+(:func:`.host_values.is_version`); anything else is named by path, key and line number.  Both IMEX files are
 read up to :data:`.host_files.IMEX_FILE_LIMIT`, the dpkg status file up to
 :data:`.host_files.PACKAGE_STATUS_LIMIT`.
 """
@@ -43,6 +48,12 @@ from ansible_collections.gpufabric.cluster.plugins.module_utils.host_files impor
     problem,
     read_lines,
     read_text,
+)
+from ansible_collections.gpufabric.cluster.plugins.module_utils.host_values import (
+    SAFE_PATH_CHARACTERS,
+    is_interface_name,
+    is_version,
+    path_problem,
 )
 from ansible_collections.gpufabric.cluster.plugins.module_utils.sort_keys import address_key
 
@@ -84,9 +95,9 @@ CONNECTION_LETTERS = {
     "!M!": "NODE_MAP_MISMATCH",
 }
 
-_PACKAGE_RE = re.compile(r"^nvidia-imex(?:-\d[\w.+~]*)?$")
+_PACKAGE_RE = re.compile(r"nvidia-imex(?:-[0-9][A-Za-z0-9_.+~]*)?\Z")
 _CONFIG_KEY_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-_VERSION_RE = re.compile(r"\b(\d+\.\d+(?:\.\d+)*)\b")
+_VERSION_RE = re.compile(r"\b(\d+\.\d+(?:\.\d+)*)\b", re.ASCII)
 _TIMESTAMP_RE = re.compile(r"^\d+/\d+/\d+\s+\d+:\d+:\d+(?:\.\d+)?$")
 _NODE_RE = re.compile(r"^Node\s+#(?P<index>\d+)\s+(?P<mark>[-*])\s+(?P<rest>.*)$")
 _DOMAIN_RE = re.compile(r"^Domain State:\s*(?P<status>\S+)")
@@ -95,6 +106,120 @@ _MATRIX_MARK = "Nodes From\\To"
 
 # --- config.cfg ------------------------------------------------------------------------------
 
+_INTEGER_RE = re.compile(r"-?[0-9]{1,10}\Z")
+_VARIABLE_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}\Z")
+_HOST_NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9.-]{0,252}\Z")
+_SERVICE_NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.@/-]{0,254}\Z")
+
+
+def _integer(value: str) -> str | None:
+    return None if _INTEGER_RE.match(value) else "is not an integer"
+
+
+def _ip_address(value: str) -> str | None:
+    try:
+        ipaddress.ip_address(value)
+    except ValueError:
+        return "is not an IP address"
+    return None
+
+
+def _path(value: str) -> str | None:
+    return path_problem(value)
+
+
+def _choice(*choices: str) -> t.Callable[[str], str | None]:
+    def check(value: str) -> str | None:
+        return None if value in choices else "is not one of " + ", ".join(choices)
+    return check
+
+
+def _interface(value: str) -> str | None:
+    return None if is_interface_name(value) else "is not a network interface name"
+
+
+def _path_or_variable(value: str) -> str | None:
+    if _VARIABLE_RE.match(value) or path_problem(value) is None:
+        return None
+    return f"is neither an environment variable name nor an absolute path of {SAFE_PATH_CHARACTERS}"
+
+
+def _host_name(value: str) -> str | None:
+    return None if _HOST_NAME_RE.match(value) else "is not a host name"
+
+
+def _service_name(value: str) -> str | None:
+    return None if _SERVICE_NAME_RE.match(value) else "is not a service principal name (letters, digits, _.@/-)"
+
+
+# Every setting nvidia-imex knows, in the order of the config.cfg the nvidia-imex package installs, with the
+# check its value must pass to be reported (the values each key's comment in that file documents: NVIDIA's
+# k8s-dra-driver-gpu keeps the file as its IMEX daemon configuration template, kept as
+# reference/imex/config.cfg.template-from-k8s-dra-driver-gpu beside this project).  An empty value is reported
+# as it is for every key (nvidia-imex's default).  The key, certificate and authority settings are paths when
+# IMEX_AUTH_SOURCE is FILE, environment variable names otherwise.
+CONFIG_SETTINGS: dict[str, t.Callable[[str], str | None]] = {
+    "LOG_LEVEL": _integer,
+    "LOG_FILE_NAME": _path,
+    "STATS_FILE_NAME": _path,
+    "LOG_APPEND_TO_LOG": _integer,
+    "LOG_FILE_MAX_SIZE": _integer,
+    "LOG_MAX_ROTATE_COUNT": _integer,
+    "LOG_USE_SYSLOG": _integer,
+    "DAEMONIZE": _integer,
+    "BIND_INTERFACE_IP": _ip_address,
+    "SERVER_PORT": _integer,
+    "IMEX_NODE_CONFIG_FILE": _path,
+    "NETWORK_INTERFACE": _interface,
+    "IMEX_WAIT_FOR_QUORUM": _choice("NONE", "RECOVERY"),
+    "IMEX_ENABLE_AUTH_ENCRYPTION": _integer,
+    "IMEX_AUTH_ENCRYPTION_MODE": _choice("SSL_TLS", "GSS_AUTH_ENCRYPT", "GSS_AUTH_ONLY"),
+    "IMEX_AUTH_SOURCE": _choice("FILE", "ENV_PATH", "ENV_VAL"),
+    "IMEX_SERVER_KEY": _path_or_variable,
+    "IMEX_SERVER_CERT": _path_or_variable,
+    "IMEX_SERVER_CERT_AUTH": _path_or_variable,
+    "IMEX_CLIENT_KEY": _path_or_variable,
+    "IMEX_CLIENT_CERT": _path_or_variable,
+    "IMEX_CLIENT_CERT_AUTH": _path_or_variable,
+    "IMEX_SECURITY_TARGET_OVERRIDE": _host_name,
+    "IMEX_GSS_SERVICE_NAME": _service_name,
+    "IMEX_GSS_TIMEOUT_SEC": _integer,
+    "IMEX_GSS_RETRY_INTERVAL_SEC": _integer,
+    "IMEX_GSS_SEC_CONTEXT_LIFETIME_SEC": _integer,
+    "IMEX_GSS_SHUTDOWN_ON_FAILURE": _integer,
+    "IMEX_CMD_ENABLED": _integer,
+    "IMEX_CMD_BIND_INTERFACE_IP": _ip_address,
+    "IMEX_CMD_PORT": _integer,
+    "IMEX_CMD_UNIX_DOMAIN_PATH": _path,
+    "IMEX_NODE_DISCONNECTED_GRACE_TIME": _integer,
+}
+CONFIG_KEYS: tuple[str, ...] = tuple(CONFIG_SETTINGS)
+
+
+def read_settings(lines: list[str]) -> tuple[dict[str, str], dict[str, int], list[int]]:
+    """Split the lines of an IMEX ``config.cfg`` into ``(settings, line_of, bad_lines)``.
+
+    ``settings``: the ``KEY=VALUE`` settings, keys and values trimmed (a later key wins, as IMEX reads it);
+    ``line_of``: the line number (from 1) each setting was read from; ``bad_lines``: the numbers of the lines
+    that are neither a setting, a comment (``#``) nor blank.
+    """
+    settings: dict[str, str] = {}
+    line_of: dict[str, int] = {}
+    bad_lines: list[int] = []
+    for number, raw in enumerate(lines, start=1):
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        key, separator, value = line.partition("=")
+        key = key.strip()
+        if not separator or not _CONFIG_KEY_RE.match(key):
+            bad_lines.append(number)
+            continue
+        settings[key] = value.strip()
+        line_of[key] = number
+    return settings, line_of, bad_lines
+
+
 def scan_imex_config(text: str) -> tuple[dict[str, str], list[tuple[int, str]]]:
     """Split an IMEX ``config.cfg`` into its ``KEY=VALUE`` settings and the lines that are neither.
 
@@ -102,28 +227,42 @@ def scan_imex_config(text: str) -> tuple[dict[str, str], list[tuple[int, str]]]:
     where ``bad_lines`` holds ``(line_number, line)`` of every malformed line;
     the settings of the good lines are kept (a later key wins, as IMEX reads it).
     """
-    settings: dict[str, str] = {}
-    bad_lines: list[tuple[int, str]] = []
-    for number, raw in enumerate(text.splitlines(), start=1):
-        line = raw.strip()
-        if not line or line.startswith("#"):
-            continue
-        key, separator, value = line.partition("=")
-        key = key.strip()
-        if not separator or not _CONFIG_KEY_RE.match(key):
-            bad_lines.append((number, raw))
-            continue
-        settings[key] = value.strip()
-    return settings, bad_lines
+    lines = text.splitlines()
+    settings, _line_of, bad_lines = read_settings(lines)
+    return settings, [(number, lines[number - 1]) for number in bad_lines]
+
+
+def describe_lines(numbers: list[int], limit: int = 5) -> str:
+    """Name lines by number only (``line 3``, ``lines 3, 7``, ``lines 1, 2, 3, 4, 5, and 2 more``)."""
+    shown = [("line " if len(numbers) == 1 else "lines ") + ", ".join(str(number) for number in numbers[:limit])]
+    if len(numbers) > limit:
+        shown.append(f"and {len(numbers) - limit} more")
+    return ", ".join(shown)
 
 
 def describe_bad_lines(bad_lines: list[tuple[int, str]], limit: int = 5) -> str:
     """Describe malformed lines for an error message by number only (``lines 3, 7``): never their text."""
-    numbers = [str(number) for number, _line in bad_lines[:limit]]
-    shown = [("line " if len(bad_lines) == 1 else "lines ") + ", ".join(numbers)]
-    if len(bad_lines) > limit:
-        shown.append(f"and {len(bad_lines) - limit} more")
-    return ", ".join(shown)
+    return describe_lines([number for number, _line in bad_lines], limit)
+
+
+def report_settings(settings: t.Mapping[str, str], line_of: t.Mapping[str, int]) -> tuple[dict, list[str]]:
+    """The settings ``imex_info`` reports, and an error for each value it does not report.
+
+    Only the keys of :data:`CONFIG_SETTINGS` are reported (other keys are left out: a key is text of the file
+    too); each with its value when the value is empty or passes its key's check, else with ``None`` and an
+    error ``"<config.cfg>: line <n>: <KEY> <why>"`` that never quotes the value.
+    """
+    reported: dict[str, str | None] = {}
+    errors: list[str] = []
+    for key, check in CONFIG_SETTINGS.items():
+        if key not in settings:
+            continue
+        value = settings[key]
+        why = check(value) if value else None
+        reported[key] = value if why is None else None
+        if why is not None:
+            errors.append(f"{CONFIG_PATH}: line {line_of.get(key, '?')}: {key} {why}")
+    return reported, errors
 
 
 def parse_imex_config(text: str) -> dict[str, str]:
@@ -144,8 +283,9 @@ def validate_nodes_file(lines: list[str]) -> dict:
 
     Returns ``addresses`` (every IP entry in file order, stripped and in the
     canonical form of :mod:`ipaddress`), ``duplicates`` (addresses listed more
-    than once, sorted), ``invalid`` (``{line, value}`` of entries that are not IP
-    addresses: host names, garbage), ``blank_or_comment`` (count) and ``valid``.
+    than once, sorted), ``invalid`` (``{line}`` of each entry that is not an IP
+    address: a host name, garbage; never its text), ``blank_or_comment`` (count)
+    and ``valid``.
     """
     addresses: list[str] = []
     invalid: list[dict] = []
@@ -158,7 +298,7 @@ def validate_nodes_file(lines: list[str]) -> dict:
         try:
             addresses.append(str(ipaddress.ip_address(entry)))
         except ValueError:
-            invalid.append({"line": number, "value": entry})
+            invalid.append({"line": number})
     counts = Counter(addresses)
     duplicates = sorted((address for address, count in counts.items() if count > 1), key=address_key)
     return {
@@ -355,10 +495,10 @@ def control_settings(config: t.Any) -> tuple[bool, str | None, list[str]]:
 
     ``enabled``: ``IMEX_CMD_ENABLED`` is ``1`` once surrounding whitespace is trimmed (``"1 "`` counts, as
     :func:`scan_imex_config` trims every value); ``0``, empty, absent and anything else (``true``, ``yes``,
-    ``01``) is disabled, a value other than ``0``, ``1`` or empty with a warning.  ``socket_path``:
-    ``IMEX_CMD_UNIX_DOMAIN_PATH`` trimmed, inner spaces kept; ``None`` when absent or empty.  A ``config`` that
-    is not a mapping (no file) reads as disabled with no socket path; a value that is not a string is ignored
-    with a warning.
+    ``01``) is disabled, a value other than ``0``, ``1`` or empty with a warning that does not quote it.
+    ``socket_path``: ``IMEX_CMD_UNIX_DOMAIN_PATH`` trimmed, inner spaces kept; ``None`` when absent or empty
+    (whether it may be reported is :func:`read_control`'s check).  A ``config`` that is not a mapping (no file)
+    reads as disabled with no socket path; a value that is not a string is ignored with a warning.
     """
     if not isinstance(config, t.Mapping):
         return False, None, []
@@ -374,8 +514,7 @@ def control_settings(config: t.Any) -> tuple[bool, str | None, list[str]]:
         values[key] = value.strip()
     enabled_value = values.get(CMD_ENABLED_KEY, "")
     if enabled_value not in ("", "0", "1"):
-        shown = enabled_value if len(enabled_value) <= 20 else enabled_value[:20] + "..."
-        warnings.append(f"{CONFIG_PATH}: {CMD_ENABLED_KEY}={shown!r} is neither 0 nor 1; read as disabled")
+        warnings.append(f"{CONFIG_PATH}: {CMD_ENABLED_KEY} is neither 0 nor 1; read as disabled")
     return enabled_value == "1", values.get(CMD_SOCKET_KEY) or None, warnings
 
 
@@ -413,8 +552,9 @@ def _query_reason(enabled: bool, socket_path: str | None, active: t.Any, tool: b
         return f"the command service is off ({CMD_ENABLED_KEY} is not 1)"
     if socket_path is None:
         return f"no control socket ({CMD_SOCKET_KEY} is not set)"
-    if not socket_path.startswith("/"):
-        return f"{CMD_SOCKET_KEY} is not an absolute path"
+    why = path_problem(socket_path)
+    if why is not None:
+        return f"{CMD_SOCKET_KEY} {why}"
     if not tool:
         return "nvidia-imex-ctl not found"
     if active is None:
@@ -428,17 +568,19 @@ def read_control(root: str, runner: Runner, config: t.Any, active: t.Any, errors
                  warnings: list[str]) -> dict:
     """The ``control`` payload: the command service settings and, when asked, the daemon's answer.
 
-    Asks ``nvidia-imex-ctl -q --u=<socket path>`` only when the command service is enabled with an absolute
-    socket path, the tool exists below ``root`` and the service is active; otherwise ``ready`` is ``None`` and
-    ``reason`` says why.  ``ready`` is ``True`` only when the query exits 0 and prints ``READY``; a query that
-    fails or prints another state gives ``False`` with the reason.  A query that does not finish in time is
-    also named in ``errors``.
+    Asks ``nvidia-imex-ctl -q --u=<socket path>`` only when the command service is enabled with a socket path
+    that is an absolute path of safe characters (:func:`.host_values.path_problem`), the tool exists below
+    ``root`` and the service is active; otherwise ``ready`` is ``None`` and ``reason`` says why.  A socket path
+    of another shape is not reported (``socket_path`` is ``None``) and never quoted.  ``ready`` is ``True`` only
+    when the query exits 0 and prints ``READY``; a query that fails or prints another state gives ``False`` with
+    the reason.  A query that does not finish in time is also named in ``errors``.
     """
     if not isinstance(config, t.Mapping):
         return empty_control()
     enabled, socket_path, found = control_settings(config)
     warnings.extend(found)
-    control: dict = {"enabled": enabled, "socket_path": socket_path, "ready": None, "status": None, "reason": None}
+    shown = socket_path if socket_path is not None and path_problem(socket_path) is None else None
+    control: dict = {"enabled": enabled, "socket_path": shown, "ready": None, "status": None, "reason": None}
     reason = _query_reason(enabled, socket_path, active, find_command(root, "nvidia-imex-ctl") is not None)
     if reason is not None:
         control["reason"] = reason
@@ -523,15 +665,27 @@ def parse_imex_version(text: str) -> str | None:
     return match.group(1) if match else None
 
 
+def _checked_versions(found: list[tuple[str, str | None]], source: str,
+                      errors: list[str]) -> list[tuple[str, str | None]]:
+    """``found`` with each version that is not a version string replaced by ``None`` (an error naming it)."""
+    checked = []
+    for name, version in found:
+        if version is not None and not is_version(version):
+            errors.append(f"{source}: the version of package {name} is not a version string")
+            version = None
+        checked.append((name, version))
+    return checked
+
+
 def _read_installation(root: str, runner: Runner, errors: list[str], warnings: list[str]) -> dict:
     found: list[tuple[str, str | None]] = []
     status = read_text(root, DPKG_STATUS, limit=PACKAGE_STATUS_LIMIT)
     if status is not None:
-        found = find_dpkg_packages(status)
+        found = _checked_versions(find_dpkg_packages(status), DPKG_STATUS, errors)
     if not found and find_command(root, "rpm"):
         try:
-            found = parse_rpm_query(run_tool(runner, root, [
-                "rpm", "-qa", "--qf", "%{NAME}\\t%{VERSION}-%{RELEASE}\\n", "nvidia-imex*"]))
+            found = _checked_versions(parse_rpm_query(run_tool(runner, root, [
+                "rpm", "-qa", "--qf", "%{NAME}\\t%{VERSION}-%{RELEASE}\\n", "nvidia-imex*"])), "rpm -qa", errors)
         except CommandError as exc:
             errors.append(str(exc))
     if found:
@@ -669,18 +823,23 @@ def empty_payload() -> dict:
     }
 
 
-def _read_config(root: str, installed: bool, errors: list[str], warnings: list[str]) -> dict[str, str] | None:
+def _read_config(root: str, installed: bool, errors: list[str],
+                 warnings: list[str]) -> tuple[dict[str, str] | None, dict | None]:
+    """``(settings, reported)``: every setting of config.cfg as read (for the collector only), and the settings
+    the payload reports (:func:`report_settings`); ``(None, None)`` when the file cannot be read."""
     lines = read_lines(root, CONFIG_PATH, limit=IMEX_FILE_LIMIT)  # unstripped: line numbers match the file
     if lines is None:
         if exists(root, CONFIG_PATH) or outside(root, CONFIG_PATH):
             errors.append(f"{CONFIG_PATH}: {problem(root, CONFIG_PATH)}")
         elif installed:
             warnings.append(f"{CONFIG_PATH} does not exist although nvidia-imex is installed")
-        return None
-    settings, bad_lines = scan_imex_config("\n".join(lines))
+        return None, None
+    settings, line_of, bad_lines = read_settings(lines)
     if bad_lines:
-        errors.append(f"{CONFIG_PATH}: not KEY=VALUE: {describe_bad_lines(bad_lines)}")
-    return settings
+        errors.append(f"{CONFIG_PATH}: not KEY=VALUE: {describe_lines(bad_lines)}")
+    reported, malformed = report_settings(settings, line_of)
+    errors.extend(malformed)
+    return settings, reported
 
 
 def _read_nodes(root: str, path: str, expected: bool, errors: list[str], warnings: list[str]) -> dict | None:
@@ -714,13 +873,11 @@ def collect_imex(root: str, runner: Runner) -> dict:
         return payload
     payload.update(_read_installation(root, runner, errors, warnings))
     payload["service"] = _read_service(root, runner, errors, warnings)
-    config = _read_config(root, payload["installed"], errors, warnings)
-    payload["config"] = config
-    nodes_path = (config or {}).get(NODES_CONFIG_KEY) or DEFAULT_NODES_PATH
+    config, reported = _read_config(root, payload["installed"], errors, warnings)
+    payload["config"] = reported
     expected = payload["installed"] or config is not None
-    if not nodes_path.startswith("/"):
-        errors.append(f"{CONFIG_PATH}: {NODES_CONFIG_KEY} is not an absolute path")
-    else:
+    if reported is None or reported.get(NODES_CONFIG_KEY, "") is not None:  # None: not a path, named in errors
+        nodes_path = (reported or {}).get(NODES_CONFIG_KEY) or DEFAULT_NODES_PATH
         payload["nodes"] = _read_nodes(root, nodes_path, expected, errors, warnings)
     payload["channels"] = _read_channels(root)
     if payload["service"]["active"]:

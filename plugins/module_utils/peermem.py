@@ -7,6 +7,12 @@ GPUDirect RDMA works through DMA-BUF (open NVIDIA kernel module, Linux 5.12 or
 newer, a loaded driver) or through the legacy ``nvidia_peermem`` module (GPU
 Operator documentation, "Common Prerequisites").  :func:`collect_peermem`
 reads a host below ``root`` and returns the ``peermem_info`` module's payload.
+
+The payload holds no text of the files read: /proc/modules, the modules-load.d
+files and modules.dep only answer yes or no, the kernel release is reported only
+when it has the shape ``uname -r`` prints, the OFED version only when it is a
+version string (:func:`.host_values.is_version`).  Each file is read up to its
+limit in :mod:`.host_files`.
 """
 
 from __future__ import annotations
@@ -28,6 +34,7 @@ from ansible_collections.gpufabric.cluster.plugins.module_utils.host_files impor
     read_text,
     walk_files,
 )
+from ansible_collections.gpufabric.cluster.plugins.module_utils.host_values import is_version
 from ansible_collections.gpufabric.cluster.plugins.module_utils.nvidia_driver import read_nvidia_driver
 
 OSRELEASE = "/proc/sys/kernel/osrelease"
@@ -165,6 +172,9 @@ def _read_ofed(root: str, runner: Runner, errors: list[str]) -> dict:
     version = lines[0].rstrip(":").strip() if lines else ""
     if not version:
         errors.append("ofed_info -s printed no version")
+    elif not is_version(version):
+        errors.append("ofed_info -s: what it printed is not a version string")
+        version = ""
     return {"installed": True, "version": version or None}
 
 
@@ -228,7 +238,7 @@ def collect_peermem(root: str, runner: Runner) -> dict:
         warnings.append("both nvidia_peermem and the legacy nv_peer_mem are loaded; unload nv_peer_mem")
 
     payload["ofed"] = _read_ofed(root, runner, errors)
-    driver = read_nvidia_driver(root).as_dict()
+    driver = read_nvidia_driver(root).as_dict()  # its errors are the gpu probe's
     payload["driver"] = driver
     dma_buf = dma_buf_support(driver, kernel)
     payload["dma_buf"] = dma_buf

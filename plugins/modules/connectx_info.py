@@ -89,7 +89,9 @@ ports:
       type: str
       sample: "0000:18:00.0"
     device_id:
-      description: PCI device id of the function; V(null) when unreadable.
+      description:
+        - PCI device id of the function, C(0x) and four lower-case hex digits; V(null) when unreadable or of another
+          shape (then named in RV(errors)).
       returned: always
       type: str
       sample: "0x1021"
@@ -109,7 +111,10 @@ ports:
       type: int
       sample: 1
     netdev:
-      description: The network interface of the port; V(null) when the port has none (for example IPoIB not loaded).
+      description:
+        - The network interface of the port; V(null) when the port has none (for example IPoIB not loaded).
+        - A name the kernel gives in C(gid_attrs/ndevs/0) is used only when it is an interface name (1 to 15 letters,
+          digits and C(_.-)); another is named in RV(errors).
       returned: always
       type: str
       sample: ibp24s0
@@ -120,8 +125,9 @@ ports:
       sample: InfiniBand
     state:
       description:
-        - Logical port state name (V(DOWN), V(INIT), V(ARMED), V(ACTIVE), V(ACTIVE_DEFER)).
-        - V(null) when unreadable.
+        - Logical port state name, one of the names the kernel writes (V(NOP), V(DOWN), V(INIT), V(ARMED),
+          V(ACTIVE), V(ACTIVE_DEFER), V(UNKNOWN)).
+        - "V(null) when unreadable or not C(<code>: <one of these names>) (then named in RV(errors))."
       returned: always
       type: str
       sample: ACTIVE
@@ -131,7 +137,10 @@ ports:
       type: int
       sample: 4
     phys_state:
-      description: Physical port state name (V(LinkUp), V(Polling), V(Disabled) and so on); V(null) when unreadable.
+      description:
+        - Physical port state name as the kernel writes it (V(Sleep), V(Polling), V(Disabled),
+          V(PortConfigurationTraining), V(LinkUp), V(LinkErrorRecovery), V(Phy Test), V(<unknown>)).
+        - V(null) when unreadable or another name (then named in RV(errors)).
       returned: always
       type: str
       sample: LinkUp
@@ -143,7 +152,9 @@ ports:
       type: float
       sample: 400
     rate:
-      description: The port rate exactly as the kernel reports it; V(null) when unreadable.
+      description:
+        - The port rate exactly as the kernel reports it (C(<number> Gb/sec (<width>X <speed>))).
+        - V(null) when unreadable or of another shape, as RV(ports[].rate_gbps).
       returned: always
       type: str
       sample: 400 Gb/sec (4X NDR)
@@ -153,12 +164,16 @@ ports:
       type: int
       sample: 4092
     fw_ver:
-      description: Firmware version of the RDMA device; V(null) when unreadable.
+      description:
+        - Firmware version of the RDMA device, C(<major>.<minor>.<build>).
+        - V(null) when unreadable or of another shape (then named in RV(errors)).
       returned: always
       type: str
       sample: 28.39.1002
     board_id:
-      description: Board id (PSID) of the adapter; V(null) when unreadable.
+      description:
+        - Board id (PSID) of the adapter, 1 to 64 letters, digits and C(_.-).
+        - V(null) when unreadable or of another shape (then named in RV(errors)).
       returned: always
       type: str
       sample: MT_0000000838
@@ -230,6 +245,8 @@ errors:
     - What could not be read or parsed, each naming the path and the reason (never the content). Empty on a
       healthy host.
     - "A path that leads outside O(root) is never read and named as C(<path>: outside root)."
+    - "Every attribute is read up to one page (4096 bytes); a larger file is not read and named as
+      C(<path>: larger than the limit of 4096 bytes)."
   returned: always
   type: list
   elements: str

@@ -74,7 +74,10 @@ driver_loaded:
   type: bool
   sample: true
 driver_version:
-  description: The driver version NVML reports, or the loaded module's when NVML is not used; V(null) without a driver.
+  description:
+    - The driver version NVML reports, or the loaded module's when NVML is not used (C(/proc/driver/nvidia/version),
+      else C(/sys/module/nvidia/version) when it is a driver version such as C(570.172.08)).
+    - V(null) without a driver or when neither file names a driver version.
   returned: always
   type: str
   sample: "570.172.08"
@@ -263,7 +266,12 @@ cliques:
   elements: str
   sample: ["3c1a5f2e-9b7d-4c2a-8e6f-1d0b7a9c4e21.1"]
 errors:
-  description: What could not be read (a missing root, an unreadable sysfs file, an NVML query of one GPU).
+  description:
+    - What could not be read (a missing root, an unreadable sysfs file, an NVML query of one GPU), each naming the
+      path or query and the reason, never the content of a file.
+    - "Every sysfs and C(/proc) file is read up to one page (4096 bytes); a larger one is not read and is named as
+      C(<path>: larger than the limit of 4096 bytes). A C(/sys/module/nvidia/version) that is not a driver version
+      is named as C(/sys/module/nvidia/version: not a driver version)."
   returned: always
   type: list
   elements: str

@@ -23,6 +23,13 @@ description:
   - Malformed lines of C(config.cfg), unreadable files and failing tools are named in RV(errors); the settings that
     could be parsed are still returned and the task does not fail. An invalid nodes file is reported as a warning.
     Malformed lines are named by number, never by their text.
+  - No text of C(config.cfg), the nodes file or the dpkg status file is returned as read, in the result or in a
+    message, unless it has a documented shape - a setting's value of the shape RV(config) documents for its key, a
+    nodes file entry as a canonical IP address, a package version as a version string. A value of another shape
+    is named by its path, key and line number.
+  - "C(config.cfg) and the nodes file are read up to 1 MiB each (a nodes file of a few thousand addresses is a few
+    dozen KiB), the dpkg status file up to 32 MiB; a larger file is not read (only 1 byte more than the limit is
+    ever read) and is named in RV(errors) as C(<path>: larger than the limit of <n> bytes)."
   - "The nodes file path read from C(config.cfg) is resolved inside O(root) like every other path; one that leads
     outside is reported as C(<path>: outside root) and not read."
   - RV(control) reports the command service of C(config.cfg) (C(IMEX_CMD_ENABLED), C(IMEX_CMD_UNIX_DOMAIN_PATH)) and,
@@ -101,7 +108,9 @@ package:
 version:
   description:
     - The package version; the version C(nvidia-imex --version) prints when there is no package.
-    - V(null) when not installed or unknown.
+    - V(null) when not installed or unknown, or when the package's version is not a version string (a letter or
+      digit, then letters, digits and C(.+~:_-), at most 64 characters, at least one digit; then named in
+      RV(errors)).
   returned: always
   type: str
   sample: 570.172.08-1
@@ -148,8 +157,21 @@ config_path:
   sample: /etc/nvidia-imex/config.cfg
 config:
   description:
-    - The C(KEY=VALUE) settings of RV(config_path); V(null) when the file does not exist.
-    - Malformed lines are skipped and named in RV(errors).
+    - The C(KEY=VALUE) settings of RV(config_path) that nvidia-imex knows (the keys of the C(config.cfg) its package
+      installs); V(null) when the file does not exist. Settings of other keys are left out, and malformed lines are
+      skipped and named in RV(errors).
+    - Each value is returned as written (trimmed) when it is empty or has the shape nvidia-imex documents for its
+      key - an integer (C(LOG_LEVEL), C(SERVER_PORT), C(IMEX_CMD_ENABLED) and the other counts, ports and
+      seconds); an IP address (C(BIND_INTERFACE_IP), C(IMEX_CMD_BIND_INTERFACE_IP)); an absolute path of letters,
+      digits, space and C(._+,:@=~/-) (C(LOG_FILE_NAME), C(STATS_FILE_NAME), C(IMEX_NODE_CONFIG_FILE),
+      C(IMEX_CMD_UNIX_DOMAIN_PATH)); such a path or an environment variable name (the C(IMEX_SERVER_*) and
+      C(IMEX_CLIENT_*) key, certificate and authority settings); an interface name (C(NETWORK_INTERFACE)); one of
+      C(NONE), C(RECOVERY) (C(IMEX_WAIT_FOR_QUORUM)), of C(SSL_TLS), C(GSS_AUTH_ENCRYPT), C(GSS_AUTH_ONLY)
+      (C(IMEX_AUTH_ENCRYPTION_MODE)), of C(FILE), C(ENV_PATH), C(ENV_VAL) (C(IMEX_AUTH_SOURCE)); a host name
+      (C(IMEX_SECURITY_TARGET_OVERRIDE)); a service principal name of letters, digits and C(_.@/-)
+      (C(IMEX_GSS_SERVICE_NAME)).
+    - "A value of another shape is V(null), and RV(errors) names its line and key (C(<path>: line <n>: <KEY> is not
+      an integer)), never the value. An C(IMEX_NODE_CONFIG_FILE) of another shape leaves RV(nodes) V(null)."
   returned: always
   type: dict
   sample:
@@ -179,7 +201,8 @@ nodes:
       elements: str
       sample: ["10.0.0.2"]
     invalid:
-      description: Entries that are not IP addresses (host names, garbage).
+      description:
+        - Entries that are not IP addresses (host names, garbage), by line number; their text is never returned.
       returned: always
       type: list
       elements: dict
@@ -189,11 +212,6 @@ nodes:
           returned: always
           type: int
           sample: 6
-        value:
-          description: The entry, stripped.
-          returned: always
-          type: str
-          sample: gpu-node-07
     blank_or_comment:
       description: Number of blank and C(#) comment lines.
       returned: always
@@ -300,12 +318,15 @@ control:
       description:
         - Whether C(IMEX_CMD_ENABLED) is C(1) (surrounding whitespace trimmed, so C("1 ") counts).
         - V(false) for C(0), empty or absent, and for any other value (C(true), C(yes), C(01)), which nvidia-imex does
-          not document; such a value is also named in a warning.
+          not document; such a value is also named in a warning (the key, not the value).
       returned: always
       type: bool
       sample: true
     socket_path:
-      description: C(IMEX_CMD_UNIX_DOMAIN_PATH) trimmed (inner spaces kept); V(null) when absent or empty.
+      description:
+        - C(IMEX_CMD_UNIX_DOMAIN_PATH) trimmed (inner spaces kept) when it is an absolute path of letters, digits,
+          space and C(._+,:@=~/-); V(null) when absent, empty or of another shape (then RV(control.reason) says so
+          when the command service is on).
       returned: always
       type: str
       sample: /etc/nvidia-imex/imex_ctrl.sock
@@ -335,7 +356,9 @@ errors:
   returned: always
   type: list
   elements: str
-  sample: ["/etc/nvidia-imex/config.cfg: not KEY=VALUE: line 3 ('garbage')"]
+  sample:
+    - "/etc/nvidia-imex/config.cfg: not KEY=VALUE: line 3"
+    - "/etc/nvidia-imex/config.cfg: line 9: SERVER_PORT is not an integer"
 """
 
 from ansible.module_utils.basic import AnsibleModule

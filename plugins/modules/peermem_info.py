@@ -21,6 +21,11 @@ description:
   - Unreadable files and a failing C(ofed_info) are named in RV(errors); the task does not fail (only a O(root)
     that does not exist or has no C(sys/) fails it). A host without OFED
     is not an error.
+  - No text of the files read is returned; the files only answer yes or no, except the kernel release and the
+    driver version, which are returned only in their documented shapes. Each file is read up to a limit (one page
+    for C(/proc/sys) and C(/sys) values, 1 MiB for C(/proc/modules), 64 KiB for a C(modules-load.d) file or
+    C(/etc/modules), 16 MiB for C(modules.dep)); a larger file is not read and is named in RV(errors) with the
+    limit.
 author: gpufabric.cluster contributors (@gpufabric)
 extends_documentation_fragment:
   - gpufabric.cluster.probe
@@ -69,7 +74,9 @@ EXAMPLES = r"""
 
 RETURN = r"""
 kernel_version:
-  description: The running kernel release (C(/proc/sys/kernel/osrelease)); V(null) when unreadable.
+  description:
+    - The running kernel release (C(/proc/sys/kernel/osrelease)); V(null) when unreadable or not a release as
+      C(uname -r) prints it (then named in RV(errors)).
   returned: always
   type: str
   sample: 6.8.0-1025-nvidia-64k
@@ -126,7 +133,10 @@ ofed:
       type: bool
       sample: true
     version:
-      description: What C(ofed_info -s) prints, without the trailing colon; V(null) when not installed or it failed.
+      description:
+        - What C(ofed_info -s) prints, without the trailing colon, when it is a version string (a letter or digit,
+          then letters, digits and C(.+~:_-), at most 64 characters, at least one digit).
+        - V(null) when not installed, it failed or printed something else (then named in RV(errors)).
       returned: always
       type: str
       sample: OFED-internal-25.04-0.6.1
@@ -189,7 +199,10 @@ gpudirect_rdma:
       type: str
       sample: dma_buf
 errors:
-  description: What could not be read or run, each naming the path or tool and the reason. Empty on a healthy host.
+  description:
+    - What could not be read or run, each naming the path or tool and the reason (never the content). Empty on a
+      healthy host.
+    - "A file over its limit is named as C(<path>: larger than the limit of <n> bytes)."
   returned: always
   type: list
   elements: str

@@ -22,46 +22,15 @@ import re
 import typing as t
 from collections.abc import Mapping
 
+from ansible_collections.gpufabric.cluster.plugins.module_utils.imex import CONFIG_KEYS
+
 # The settings nvidia-imex knows: every key of the config.cfg the nvidia-imex package installs
-# (/etc/nvidia-imex/config.cfg), in its order. Source: the IMEX daemon configuration template of NVIDIA's
+# (/etc/nvidia-imex/config.cfg), in its order, written once in module_utils/imex.py (CONFIG_SETTINGS, where the
+# probe checks each value it reports). Source: the IMEX daemon configuration template of NVIDIA's
 # k8s-dra-driver-gpu ("NVIDIA IMEX configuration file", the package's config.cfg with each key documented),
 # kept as reference/imex/config.cfg.template-from-k8s-dra-driver-gpu beside this project; the same keys as the
 # role's __nvidia_imex_config_defaults (roles/nvidia_imex/vars/main.yml).
-KNOWN_KEYS: tuple[str, ...] = (
-    "LOG_LEVEL",
-    "LOG_FILE_NAME",
-    "STATS_FILE_NAME",
-    "LOG_APPEND_TO_LOG",
-    "LOG_FILE_MAX_SIZE",
-    "LOG_MAX_ROTATE_COUNT",
-    "LOG_USE_SYSLOG",
-    "DAEMONIZE",
-    "BIND_INTERFACE_IP",
-    "SERVER_PORT",
-    "IMEX_NODE_CONFIG_FILE",
-    "NETWORK_INTERFACE",
-    "IMEX_WAIT_FOR_QUORUM",
-    "IMEX_ENABLE_AUTH_ENCRYPTION",
-    "IMEX_AUTH_ENCRYPTION_MODE",
-    "IMEX_AUTH_SOURCE",
-    "IMEX_SERVER_KEY",
-    "IMEX_SERVER_CERT",
-    "IMEX_SERVER_CERT_AUTH",
-    "IMEX_CLIENT_KEY",
-    "IMEX_CLIENT_CERT",
-    "IMEX_CLIENT_CERT_AUTH",
-    "IMEX_SECURITY_TARGET_OVERRIDE",
-    "IMEX_GSS_SERVICE_NAME",
-    "IMEX_GSS_TIMEOUT_SEC",
-    "IMEX_GSS_RETRY_INTERVAL_SEC",
-    "IMEX_GSS_SEC_CONTEXT_LIFETIME_SEC",
-    "IMEX_GSS_SHUTDOWN_ON_FAILURE",
-    "IMEX_CMD_ENABLED",
-    "IMEX_CMD_BIND_INTERFACE_IP",
-    "IMEX_CMD_PORT",
-    "IMEX_CMD_UNIX_DOMAIN_PATH",
-    "IMEX_NODE_DISCONNECTED_GRACE_TIME",
-)
+KNOWN_KEYS: tuple[str, ...] = CONFIG_KEYS
 # Settings whose value is a path on the host (the key, certificate and authority settings are paths when
 # IMEX_AUTH_SOURCE is FILE, environment variable names otherwise: neither holds whitespace or %).
 PATH_KEYS = frozenset({

@@ -7,6 +7,11 @@ Pure functions over plain data; the filter ``gpufabric.cluster.preflight_report`
 point from playbooks.  Errors are :class:`PreflightError`.  Statuses, worst first: ``fail``, ``warn``,
 ``pass``; ``skip`` marks a check that does not apply (no GPU, no ConnectX port).  A host with neither GPU
 nor ConnectX port is ``no_hardware``.
+
+No message quotes the text of a host file: the probes report only values of a documented shape, and the rules
+name a nodes file's bad entries by line number (whatever the facts hold besides) and its path only when it is an
+absolute path of safe characters (:func:`...module_utils.host_values.is_safe_path`; facts cached by an older
+probe may hold another).
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ from __future__ import annotations
 import typing as t
 from collections.abc import Mapping
 
+from ansible_collections.gpufabric.cluster.plugins.module_utils.host_values import is_safe_path
 from ansible_collections.gpufabric.cluster.plugins.module_utils.sort_keys import address_key
 from ansible_collections.gpufabric.cluster.plugins.plugin_utils import arguments
 from ansible_collections.gpufabric.cluster.plugins.plugin_utils.cluster_roles import ClusterRoleError, chosen_settings
@@ -204,6 +210,25 @@ def check_fabric(gpu: dict) -> dict:
     return _check("fabric", "pass", f"fabric COMPLETED on {len(gpus)} GPU(s), clique {cliques[0]}")
 
 
+def _invalid_lines(invalid: list) -> str:
+    """The line numbers of a nodes file's entries that are not IP addresses (``line 6``, ``lines 2, 9``).
+
+    Only the ``line`` of each entry is read, and only when it is a whole number: an entry's text is never shown,
+    whatever the facts hold.
+    """
+    numbers = [entry.get("line") for entry in invalid if isinstance(entry, Mapping)]
+    shown = [str(number) for number in numbers if isinstance(number, int) and not isinstance(number, bool)]
+    unnumbered = len(invalid) - len(shown)
+    if unnumbered:
+        shown.append(f"{unnumbered} without a line number")
+    return ("line " if len(invalid) == 1 else "lines ") + ", ".join(shown)
+
+
+def _nodes_path(path: t.Any) -> str:
+    """A nodes file path for a message: the path when it is an absolute path of safe characters, else a mention."""
+    return str(path) if is_safe_path(path) else "(its path is not shown: not an absolute path of safe characters)"
+
+
 def check_imex_host(gpu: dict, imex: dict, mode: t.Any = DEFAULT_IMEX_MODE,
                     socket_path: t.Any = DEFAULT_IMEX_SOCKET_PATH) -> dict:
     """The host's own IMEX state: installed where a clique needs it, valid nodes file, domain UP.
@@ -228,14 +253,13 @@ def check_imex_host(gpu: dict, imex: dict, mode: t.Any = DEFAULT_IMEX_MODE,
         nodes = None
         problems.append("nodes file missing or unreadable")
     else:
-        path = nodes.get("path")
+        path = _nodes_path(nodes.get("path"))
         addresses = [str(address) for address in _list(nodes.get("addresses"))]
         if _list(nodes.get("duplicates")):
             problems.append(f"nodes file {path} lists duplicates: {', '.join(map(str, nodes['duplicates']))}")
-        if _list(nodes.get("invalid")):
-            entries = ", ".join(f"line {entry.get('line')}: {entry.get('value')!r}" if isinstance(entry, Mapping)
-                                else repr(entry) for entry in nodes["invalid"])
-            problems.append(f"nodes file {path} has entries that are not IP addresses: {entries}")
+        invalid = _list(nodes.get("invalid"))
+        if invalid:
+            problems.append(f"nodes file {path} has entries that are not IP addresses on {_invalid_lines(invalid)}")
         unusable = unusable_nodes(addresses)
         if unusable:
             problems.append(f"nodes file {path} is invalid: {', '.join(unusable)} "

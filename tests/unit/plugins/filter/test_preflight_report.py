@@ -71,7 +71,9 @@ def test_broken_node_fails_with_every_reason(fleet_facts):
     assert checks["fabric"]["status"] == "skip"
     assert checks["imex"]["status"] == "fail"
     assert "duplicates: 10.0.0.2" in checks["imex"]["message"]
-    assert "gpu-node-07" in checks["imex"]["message"]
+    assert "nodes file /etc/nvidia-imex/nodes_config.cfg has entries that are not IP addresses on line 6" \
+        in checks["imex"]["message"]
+    assert "gpu-node-07" not in json.dumps(report)  # the entry's text is named by its line, never quoted
     assert checks["rdma_ports"]["status"] == "fail"
     assert "mlx5_1/1 (ibp177s0): state DOWN/Polling, rate 200 Gb/s below 400 Gb/s" in checks["rdma_ports"]["message"]
     assert "mlx5_0" not in checks["rdma_ports"]["message"]

@@ -91,7 +91,7 @@ def test_validate_nodes_file_of_broken_node():
     assert validate_nodes_file(lines) == {
         "addresses": ["10.0.0.1", "10.0.0.2", "10.0.0.2", "10.0.0.4"],
         "duplicates": ["10.0.0.2"],
-        "invalid": [{"line": 6, "value": "gpu-node-07"}],
+        "invalid": [{"line": 6}],  # by number: the entry's text is never kept
         "blank_or_comment": 2,
         "valid": False,
     }
@@ -114,8 +114,7 @@ def test_validate_nodes_file_duplicates_sorted_by_address_and_ipv6_canonical():
 def test_validate_nodes_file_garbage_and_empty():
     garbage = validate_nodes_file(["gpu-a", "10.0.0.256", "10.0.0.1 10.0.0.2", "010.0.0.1", "#x", "  "])
     assert garbage["addresses"] == []
-    assert garbage["invalid"] == [{"line": 1, "value": "gpu-a"}, {"line": 2, "value": "10.0.0.256"},
-                                  {"line": 3, "value": "10.0.0.1 10.0.0.2"}, {"line": 4, "value": "010.0.0.1"}]
+    assert garbage["invalid"] == [{"line": 1}, {"line": 2}, {"line": 3}, {"line": 4}]
     assert garbage["blank_or_comment"] == 2
     assert garbage["valid"] is False
     assert validate_nodes_file([])["valid"] is False

@@ -90,7 +90,7 @@ def test_broken_node(module_runner, host_trees):
         "path": NODES_PATH,
         "addresses": ["10.0.0.1", "10.0.0.2", "10.0.0.2", "10.0.0.4"],
         "duplicates": ["10.0.0.2"],
-        "invalid": [{"line": 6, "value": "gpu-node-07"}],
+        "invalid": [{"line": 6}],
         "blank_or_comment": 2,
         "valid": False,
     }
@@ -165,8 +165,7 @@ def test_nodes_file_full_of_garbage(module_runner, fresh_tree):
     assert result["errors"] == []
     assert result["nodes"] == {
         "path": NODES_PATH, "addresses": [], "duplicates": [],
-        "invalid": [{"line": 1, "value": "gpu-node-01"}, {"line": 2, "value": "\x00\x01binary"},
-                    {"line": 3, "value": "300.1.1.1"}, {"line": 4, "value": "10.0.0.1/24"}],
+        "invalid": [{"line": 1}, {"line": 2}, {"line": 3}, {"line": 4}],
         "blank_or_comment": 0, "valid": False}
     assert warning_messages(result) == [
         f"IMEX nodes file {NODES_PATH} is not valid: no IP addresses; entries that are not IP addresses on "

@@ -121,7 +121,7 @@ def test_relative_nodes_path_from_the_config_is_refused(module_runner, jailed):
     root, _outside = jailed("gb200_tray")
     write_host_file(root, CONFIG_PATH, "IMEX_NODE_CONFIG_FILE=nodes_config.cfg\n")
     result = module_runner(imex_info, {"root": root})
-    assert result["errors"] == [f"{CONFIG_PATH}: IMEX_NODE_CONFIG_FILE is not an absolute path"]
+    assert result["errors"] == [f"{CONFIG_PATH}: line 1: IMEX_NODE_CONFIG_FILE is not an absolute path"]
     assert result["nodes"] is None
 
 
@@ -243,10 +243,13 @@ def test_tools_run_with_a_clean_environment(module_runner, fresh_tree, monkeypat
     monkeypatch.setenv("LD_LIBRARY_PATH", "/opt/controller/lib")
     monkeypatch.setenv("GPUFABRIC_TEST_TOKEN", SECRET)
     monkeypatch.setenv("PATH", "/opt/controller/bin:" + os.environ["PATH"])
-    # ofed_info -s prints its first line as the version: here, the environment it was given, on one line.
-    write_host_file(root, "/usr/bin/ofed_info", "#!/bin/sh\n/usr/bin/env | sort | tr '\\n' ' '\n", 0o755)
+    # ofed_info writes the environment it was given beside the tree, then prints a version.
+    seen_file = os.path.join(os.path.dirname(root), "ofed_info.env")
+    write_host_file(root, "/usr/bin/ofed_info", f"#!/bin/sh\n/usr/bin/env > {seen_file}\necho OFED-25.04:\n", 0o755)
     result = module_runner(peermem_info, {"root": root})
-    seen = dict(item.split("=", 1) for item in result["ofed"]["version"].split())
+    assert result["ofed"]["version"] == "OFED-25.04"
+    with open(seen_file, encoding="utf-8") as handle:
+        seen = dict(line.split("=", 1) for line in handle.read().splitlines())
     real = os.path.realpath(root)
     dirs = ("/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin")
     assert seen["PATH"] == ":".join([real + directory for directory in dirs] + list(dirs))
