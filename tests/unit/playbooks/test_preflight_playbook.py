@@ -229,3 +229,52 @@ def test_a_fact_cache_with_smart_gathering_does_not_hide_what_changed(host_trees
     assert judge("hgx_h100") == "warn"
     assert any(cache.iterdir()), "the fact cache was not written: the test would prove nothing"
     assert judge("no_nvidia") == "no_hardware"
+
+
+def test_no_probed_text_in_the_output_at_vvv_or_the_reports(tree_builder, tmp_path):
+    """Issue 39 item 1: a marker written into a nodes file, config.cfg settings, sysfs attributes, /proc files and the
+    dpkg status file appears nowhere in the -vvv output of the run or in the reports it writes. On the starting commit
+    the nodes file's invalid line was in the facts, the summary line and all three reports."""
+    letters = "qxzjkQXZJKqxzjk"
+    marker = f"%{letters}!"
+    trays = {"tray": tree_builder.build_tree("gb200_tray", str(tmp_path / "trees")),
+             "hgx": tree_builder.build_tree("hgx_h100", str(tmp_path / "trees"))}
+
+    def host_file(name: str, path: str, text: str, mode: str = "a") -> None:
+        with open(os.path.realpath(os.path.join(trays[name], path)), mode, encoding="utf-8") as handle:
+            handle.write(text)
+
+    host_file("tray", "etc/nvidia-imex/nodes_config.cfg", f"root:{marker}:19876:0:99999:7:::\n")
+    host_file("tray", "etc/nvidia-imex/config.cfg",
+              f"LOG_FILE_NAME=/var/log/{marker}\nIMEX_CMD_UNIX_DOMAIN_PATH=/run/{marker}.sock\nSERVER_PORT=5{marker}\n"
+              f"NETWORK_INTERFACE=eth{marker}\n{marker}\n")
+    host_file("tray", "var/lib/dpkg/status", "Package: nvidia-imex-570\nStatus: install ok installed\n"
+              f"Version: 570.{marker}\n\n", "w")
+    host_file("hgx", "sys/class/infiniband/mlx5_0/fw_ver", f"28.39.{marker}\n", "w")
+    host_file("hgx", "sys/class/infiniband/mlx5_1/board_id", f"MT_{marker}\n", "w")
+    host_file("hgx", "sys/class/infiniband/mlx5_2/ports/1/state", f"4: {marker}\n", "w")
+    host_file("hgx", "sys/class/infiniband/mlx5_3/ports/1/rate", f"400 Gb/sec (4X {marker})\n", "w")
+    host_file("hgx", "sys/module/nvidia/version", f"570.{marker}\n", "w")
+    host_file("hgx", "proc/sys/kernel/osrelease", f"6.8.0-{marker}\n", "w")
+    host_file("hgx", "proc/modules", f"{marker} 16384 0 - Live 0x0\n")
+    inventory = {"all": {"hosts": {
+        name: {"ansible_connection": "local", "ansible_python_interpreter": sys.executable,
+               "gpufabric_probe_root": root, "gpufabric_imex_mode": "dra_host_managed"}
+        for name, root in trays.items()}}}
+    (tmp_path / "hosts.yml").write_text(yaml.safe_dump(inventory))
+    completed = run_preflight(tmp_path, "-vvv")
+    assert completed.returncode == 0, completed.stdout + completed.stderr
+    report = json.loads((tmp_path / "reports" / "preflight.json").read_text())
+    assert report["hosts"]["tray"]["status"] == "fail"
+    imex = next(check for check in report["hosts"]["tray"]["checks"] if check["name"] == "imex")
+    assert "nodes file /etc/nvidia-imex/nodes_config.cfg has entries that are not IP addresses on line 20" \
+        in imex["message"]
+    assert "tray: FAIL - failed: " in completed.stdout
+    # -vvv prints each host's facts as gathered: what is searched below holds them
+    assert '"invalid": [' in completed.stdout and '"fw_ver": null' in completed.stdout
+    assert "/etc/nvidia-imex/config.cfg: line 11: LOG_FILE_NAME holds a character other than" in completed.stdout
+    texts = {"output": completed.stdout + completed.stderr,
+             **{name: (tmp_path / "reports" / name).read_text() for name in
+                ("preflight.json", "preflight.md", "preflight.html")}}
+    for name, text in texts.items():
+        assert letters not in text, f"{name} quotes a probed file"
