@@ -16,12 +16,15 @@ number: never its text.  Each predicate is a pure function of a string; anything
 * PCI device id: ``0x`` and four hex digits, :data:`PCI_ID_RE` (``0x1021``, lower case);
 * interface name: :data:`INTERFACE_RE` (``ibp3s0``, ``enP6p1s0f0np0``), 1 to 15 letters, digits and ``_.-``,
   not ``.`` or ``..``;
+* IP address: what :mod:`ipaddress` parses, in its canonical form; an IPv6 scope (``fe80::1%eth0``, which
+  :mod:`ipaddress` takes whatever it holds) only when it is an interface name;
 * path: an absolute path of safe characters, :data:`SAFE_PATH_RE`: ``/`` then letters, digits, space and
   ``._+,:@=~/-``, at most 4096 characters (``PATH_MAX``); no control character, quote, ``$``, ``%`` or ``\\``.
 """
 
 from __future__ import annotations
 
+import ipaddress
 import re
 import typing as t
 
@@ -35,7 +38,7 @@ SAFE_PATH_RE = re.compile(r"/[A-Za-z0-9 ._+,:@=~/-]{0,4095}\Z")
 SAFE_PATH_CHARACTERS = "letters, digits, space and ._+,:@=~/-"
 
 
-def _matches(pattern: t.Pattern[str], value: t.Any) -> bool:
+def _matches(pattern: re.Pattern[str], value: t.Any) -> bool:
     return isinstance(value, str) and pattern.match(value) is not None
 
 
@@ -62,6 +65,24 @@ def is_pci_id(value: t.Any) -> bool:
 def is_interface_name(value: t.Any) -> bool:
     """Whether ``value`` is a network interface name (:data:`INTERFACE_RE`)."""
     return _matches(INTERFACE_RE, value)
+
+
+def canonical_ip(value: t.Any) -> str | None:
+    """The canonical text of ``value`` when it is an IP address, else ``None``.
+
+    :mod:`ipaddress` takes any text after ``%`` as an IPv6 scope: a scope that is not an interface name
+    (:func:`is_interface_name`) makes ``value`` no address.
+    """
+    if not isinstance(value, str):
+        return None
+    try:
+        address = ipaddress.ip_address(value)
+    except ValueError:
+        return None
+    scope = getattr(address, "scope_id", None)
+    if scope is not None and not is_interface_name(scope):
+        return None
+    return str(address)
 
 
 def path_problem(value: t.Any) -> str | None:

@@ -18,7 +18,6 @@ read up to :data:`.host_files.IMEX_FILE_LIMIT`, the dpkg status file up to
 
 from __future__ import annotations
 
-import ipaddress
 import json
 import re
 import typing as t
@@ -51,6 +50,7 @@ from ansible_collections.gpufabric.cluster.plugins.module_utils.host_files impor
 )
 from ansible_collections.gpufabric.cluster.plugins.module_utils.host_values import (
     SAFE_PATH_CHARACTERS,
+    canonical_ip,
     is_interface_name,
     is_version,
     path_problem,
@@ -117,11 +117,7 @@ def _integer(value: str) -> str | None:
 
 
 def _ip_address(value: str) -> str | None:
-    try:
-        ipaddress.ip_address(value)
-    except ValueError:
-        return "is not an IP address"
-    return None
+    return None if canonical_ip(value) is not None else "is not an IP address"
 
 
 def _path(value: str) -> str | None:
@@ -282,10 +278,11 @@ def validate_nodes_file(lines: list[str]) -> dict:
     """Validate the lines of an IMEX nodes file (one IP address per line, the same file on every node).
 
     Returns ``addresses`` (every IP entry in file order, stripped and in the
-    canonical form of :mod:`ipaddress`), ``duplicates`` (addresses listed more
-    than once, sorted), ``invalid`` (``{line}`` of each entry that is not an IP
-    address: a host name, garbage; never its text), ``blank_or_comment`` (count)
-    and ``valid``.
+    canonical form of :mod:`ipaddress`, :func:`.host_values.canonical_ip`: an
+    IPv6 scope only when it is an interface name), ``duplicates`` (addresses
+    listed more than once, sorted), ``invalid`` (``{line}`` of each entry that
+    is not an IP address: a host name, garbage; never its text),
+    ``blank_or_comment`` (count) and ``valid``.
     """
     addresses: list[str] = []
     invalid: list[dict] = []
@@ -295,10 +292,11 @@ def validate_nodes_file(lines: list[str]) -> dict:
         if not entry or entry.startswith("#"):
             blank_or_comment += 1
             continue
-        try:
-            addresses.append(str(ipaddress.ip_address(entry)))
-        except ValueError:
+        address = canonical_ip(entry)
+        if address is None:
             invalid.append({"line": number})
+        else:
+            addresses.append(address)
     counts = Counter(addresses)
     duplicates = sorted((address for address, count in counts.items() if count > 1), key=address_key)
     return {

@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 from ansible_collections.gpufabric.cluster.plugins.module_utils.host_values import (
     SAFE_PATH_CHARACTERS,
+    canonical_ip,
     is_board_id,
     is_firmware_version,
     is_interface_name,
@@ -51,6 +52,32 @@ REASONS = {check(value) for check in CONFIG_SETTINGS.values() for value in ("x%"
 def test_each_shape(check, good, bad):
     assert [value for value in good if not check(value)] == []
     assert [value for value in bad if check(value)] == []
+
+
+@pytest.mark.parametrize(("value", "canonical"), [
+    ("10.114.0.11", "10.114.0.11"),
+    ("fd00:0:0::1", "fd00::1"),
+    ("fe80::1%eth0", "fe80::1%eth0"),
+    ("fe80::1%2", "fe80::1%2"),
+    # ipaddress takes anything after % as the scope: such text is never reported
+    ("fd00::1%root:$6$salt$hash:19876", None),
+    ("fe80::1%a b", None),
+    ("10.0.0.1%eth0", None),
+    ("gpu-node-07", None),
+    ("", None),
+    (None, None),
+])
+def test_canonical_ip(value, canonical):
+    assert canonical_ip(value) == canonical
+
+
+@given(st.text())
+def test_canonical_ip_is_an_address_without_other_text(value):
+    found = canonical_ip(value)
+    if found is not None:
+        address, _percent, scope = found.partition("%")
+        assert canonical_ip(address) == address
+        assert not scope or is_interface_name(scope)
 
 
 @given(st.text() | st.none() | st.integers())

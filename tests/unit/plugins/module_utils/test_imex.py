@@ -111,6 +111,14 @@ def test_validate_nodes_file_duplicates_sorted_by_address_and_ipv6_canonical():
     assert result["valid"] is False
 
 
+def test_an_ipv6_scope_that_is_not_an_interface_name_is_no_address():
+    """ipaddress takes any text after % as a scope; on the starting commit such an entry's text was reported."""
+    result = validate_nodes_file(["fd00::1%root:$6$salt$hash:19876:0:99999:7:::", "fe80::1%ibp3s0"])
+    assert result["invalid"] == [{"line": 1}]
+    assert result["addresses"] == ["fe80::1%ibp3s0"]
+    assert "salt" not in json.dumps(result)
+
+
 def test_validate_nodes_file_garbage_and_empty():
     garbage = validate_nodes_file(["gpu-a", "10.0.0.256", "10.0.0.1 10.0.0.2", "010.0.0.1", "#x", "  "])
     assert garbage["addresses"] == []

@@ -36,7 +36,9 @@ HOSTS = {"gb200_tray": "10.114.0.11", "gb200_tray_host_managed": "10.114.0.11", 
 # data, not host files, and are left alone).
 KINDS = ("nodes", "config", "dpkg", "sys", "proc", "etc")
 # Text around a setting's marker, so that the value looks like one of the shapes a setting may have.
-VALUE_PREFIXES = ("", "/var/log/", "10.0.0.", "50", "-1", "FILE", "eth")
+VALUE_PREFIXES = ("", "/var/log/", "10.0.0.", "50", "-1", "FILE", "eth", "fd00::1")
+# ... and before a nodes file line's marker (ipaddress takes any text after % as an IPv6 scope).
+LINE_PREFIXES = ("", "10.114.0.11", "fd00::1", "fe80::1%")
 
 # The marker's letters: a run of at least 10 of these is in no output a probe or a report makes by itself.
 core = st.text(alphabet="qxzjkQXZJK", min_size=10, max_size=14)
@@ -86,7 +88,7 @@ def _add_line(path: str, line: str, at: int | None = None) -> None:
         handle.write("\n".join([*lines[:at], line, *lines[at:]]) + "\n")
 
 
-def plant(root: str, marker: str, node_lines: list[int], settings_: list[tuple[str, str]],
+def plant(root: str, marker: str, node_lines: list[tuple[int, str]], settings_: list[tuple[str, str]],
           insertions: list[tuple[str, int, int]]) -> dict[str, bytes]:
     """Write ``marker`` into the tree at ``root``: nodes file lines, config.cfg settings, anywhere in files.
 
@@ -101,9 +103,9 @@ def plant(root: str, marker: str, node_lines: list[int], settings_: list[tuple[s
         return path
 
     nodes, config = os.path.join(root, NODES_PATH), os.path.join(root, CONFIG_PATH)
-    for at in node_lines:
+    for at, prefix in node_lines:
         if os.path.isfile(nodes):
-            _add_line(keep(nodes), marker, at)
+            _add_line(keep(nodes), prefix + marker, at)
     for key, prefix in settings_:
         if os.path.isfile(config):
             _add_line(keep(config), f"{key}={prefix}{marker}")  # the last setting of a key is the one IMEX reads
@@ -153,7 +155,8 @@ def copies(trees, tmp_path_factory):
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(host=st.sampled_from(sorted(HOSTS)), letters=core, node_lines=st.lists(st.integers(0, 10 ** 6), max_size=2),
+@given(host=st.sampled_from(sorted(HOSTS)), letters=core,
+       node_lines=st.lists(st.tuples(st.integers(0, 10 ** 6), st.sampled_from(LINE_PREFIXES)), max_size=2),
        settings_=st.lists(setting, max_size=3), insertions=st.lists(insertion, max_size=4),
        mode=st.sampled_from(["host", "dra_host_managed"]))
 def test_no_probed_text_in_facts_messages_or_reports(host, letters, node_lines, settings_, insertions, mode, copies,
