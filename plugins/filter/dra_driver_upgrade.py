@@ -17,10 +17,10 @@ from ansible_collections.gpufabric.cluster.plugins.plugin_utils import dra_drive
 from ansible_collections.gpufabric.cluster.plugins.plugin_utils.cluster_roles import ClusterRoleError
 
 
-def dra_driver_upgrade(installed: Mapping | None, target: Mapping) -> dict:
+def dra_driver_upgrade(installed: Mapping | None, target: Mapping, allow_downgrade: t.Any = False) -> dict:
     """See the filter documentation."""
     try:
-        return _logic.upgrade_plan(installed, target)
+        return _logic.upgrade_plan(installed, target, allow_downgrade)
     except ClusterRoleError as exc:
         raise AnsibleFilterError(f"dra_driver_upgrade: {exc}") from None
 

@@ -7,7 +7,8 @@ Two chart lines share one release: NVIDIA's ``nvidia-dra-driver-gpu`` (calendar 
 and kubernetes-sigs' ``dra-driver-nvidia-gpu`` (SemVer from 0.4.0). Moving from the first to the second needs the
 new chart's CRDs applied first (Helm never updates CRDs) and ``nameOverride=nvidia-dra-driver-gpu`` so that the
 objects keep their names; 0.4 is forward-only (the checkpoint format and the ComputeDomain schema changed), so
-going back to 25.x is refused.
+going back to 25.x is refused, and so is an older version of the same line unless the operator says they mean it
+(``dra_driver_allow_downgrade``).
 
 The logic of the ``gpufabric.cluster.dra_driver_upgrade`` filter and of the version-dependent keys of
 ``gpufabric.cluster.dra_driver_values``; errors are :class:`...cluster_roles.ClusterRoleError`.
@@ -102,14 +103,20 @@ def release_chart(status: t.Any) -> dict | None:
     return {"name": found["name"], "version": found["version"]}
 
 
-def upgrade_plan(installed: t.Any, target: t.Any) -> dict:
+def upgrade_plan(installed: t.Any, target: t.Any, allow_downgrade: t.Any = False) -> dict:
     """How the installed release (``helm_info`` status, empty without one) moves to ``target`` ({name, version}).
 
     Returns ``{action, from, to, line, apply_crds, message}``; ``action`` is ``install`` (no release), ``migrate``
-    (25.x to 0.4 or later), ``upgrade`` (another version of the same line), ``downgrade`` (an older version of the
-    same line, as helm allows) or ``none`` (the same chart and version). A move from 0.4 or later back to 25.x is
-    refused, naming both versions.
+    (25.x to 0.4 or later), ``upgrade`` (a newer version of the same line), ``downgrade`` (an older version of the
+    same line, only with ``allow_downgrade``) or ``none`` (the same chart and version). An older version of the same
+    line is refused without ``allow_downgrade`` (a boolean as Ansible reads one: ``"false"`` is false), naming both
+    versions and the setting: upstream upgrades forward only. A move from 0.4 or later back to 25.x is refused
+    whatever ``allow_downgrade`` says.
     """
+    try:
+        allow = arguments.boolean("dra_driver_allow_downgrade", allow_downgrade)
+    except arguments.ArgumentError as exc:
+        raise ClusterRoleError(str(exc)) from None
     if not isinstance(target, Mapping):
         raise ClusterRoleError(f"target must be the chosen chart (a mapping with name and version), got "
                                f"{type(target).__name__}")
@@ -136,5 +143,11 @@ def upgrade_plan(installed: t.Any, target: t.Any) -> dict:
     old, new = parse_version(current["version"], "version"), parse_version(to["version"], "version")
     if old == new and current["name"] == to["name"]:
         return {**plan, "action": "none", "message": f"{to['name']} {to['version']} installed"}
+    if new < old and not allow:
+        raise ClusterRoleError(f"refusing to downgrade the DRA driver from {moving}, nothing changed: upstream "
+                               "upgrades forward only (the kubelet plugin checkpoint and the ComputeDomain API of a "
+                               f"newer release may not be read back by an older one); set dra_driver_chart_version "
+                               f"to {current['version']} or later, or dra_driver_allow_downgrade to true to "
+                               "downgrade anyway")
     action = "downgrade" if new < old else "upgrade"
     return {**plan, "action": action, "message": f"{action} {moving}"}

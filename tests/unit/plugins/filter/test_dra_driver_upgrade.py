@@ -42,7 +42,6 @@ def test_legacy_release_is_migrated_crds_first():
 @pytest.mark.parametrize(("chart", "target", "action"), [
     ("dra-driver-nvidia-gpu-0.4.1", {"name": "dra-driver-nvidia-gpu", "version": "0.5.0-dev"}, "upgrade"),
     ("dra-driver-nvidia-gpu-0.5.0-dev", {"name": "dra-driver-nvidia-gpu", "version": "0.5.0"}, "upgrade"),
-    ("dra-driver-nvidia-gpu-0.5.0-dev", SIGS, "downgrade"),
     ("dra-driver-nvidia-gpu-0.4.1", SIGS, "none"),
     ("dra-driver-nvidia-gpu-0.4.1", {"name": "", "version": "v0.4.1"}, "none"),
     ("nvidia-dra-driver-gpu-25.12.0", LEGACY, "none"),
@@ -53,11 +52,57 @@ def test_moves_within_a_line(chart, target, action):
 
 
 @pytest.mark.parametrize("chart", ["dra-driver-nvidia-gpu-0.4.1", "dra-driver-nvidia-gpu-0.5.0-dev"])
-def test_going_back_to_25_is_refused_naming_both_versions(chart):
+@pytest.mark.parametrize("allow", [False, True])
+def test_going_back_to_25_is_refused_naming_both_versions(chart, allow):
     version = chart.rsplit("-gpu-", 1)[1]
     with pytest.raises(AnsibleFilterError, match=f"refusing to downgrade the DRA driver from dra-driver-nvidia-gpu "
                                                  f"{version} to nvidia-dra-driver-gpu 25.12.0"):
-        dra_driver_upgrade(release(chart), LEGACY)
+        dra_driver_upgrade(release(chart), LEGACY, allow_downgrade=allow)
+
+
+def downgrade_refusal(installed: str, wanted: str, name: str = "dra-driver-nvidia-gpu") -> str:
+    return (f"dra_driver_upgrade: refusing to downgrade the DRA driver from {name} {installed} to {name} {wanted}, "
+            "nothing changed: upstream upgrades forward only (the kubelet plugin checkpoint and the ComputeDomain API "
+            "of a newer release may not be read back by an older one); set dra_driver_chart_version to "
+            f"{installed} or later, or dra_driver_allow_downgrade to true to downgrade anyway")
+
+
+@pytest.mark.parametrize(("installed", "wanted", "name"), [
+    ("0.6.0", "0.4.0", "dra-driver-nvidia-gpu"),
+    ("0.5.0-dev", "0.4.1", "dra-driver-nvidia-gpu"),
+    ("0.5.0", "0.5.0-dev", "dra-driver-nvidia-gpu"),
+    ("25.12.0", "25.8.1", "nvidia-dra-driver-gpu"),
+])
+@pytest.mark.parametrize("allow", [None, False, "false", "False", "no", "0", 0, "off"])
+def test_a_downgrade_within_a_line_is_refused_naming_both_versions_and_the_setting(installed, wanted, name, allow):
+    """Issue 39 item 12: an installed 0.6.0 with a wanted 0.4.0 was planned as a downgrade and carried out."""
+    kwargs = {} if allow is None else {"allow_downgrade": allow}
+    with pytest.raises(AnsibleFilterError) as caught:
+        dra_driver_upgrade(release(f"{name}-{installed}"), {"name": name, "version": wanted}, **kwargs)
+    assert str(caught.value) == downgrade_refusal(installed, wanted, name)
+
+
+@pytest.mark.parametrize("allow", [True, "true", "yes", "on", 1, "1"])
+def test_a_downgrade_is_planned_when_the_operator_means_it(allow):
+    plan = dra_driver_upgrade(release("dra-driver-nvidia-gpu-0.6.0"), {"name": "dra-driver-nvidia-gpu",
+                                                                      "version": "0.4.0"}, allow)
+    assert plan == {"action": "downgrade", "from": {"name": "dra-driver-nvidia-gpu", "version": "0.6.0"},
+                    "to": {"name": "dra-driver-nvidia-gpu", "version": "0.4.0"}, "line": "sigs", "apply_crds": True,
+                    "message": "downgrade dra-driver-nvidia-gpu 0.6.0 to dra-driver-nvidia-gpu 0.4.0"}
+
+
+@pytest.mark.parametrize("allow", [False, True])
+def test_allow_downgrade_changes_nothing_else(allow):
+    assert dra_driver_upgrade(release("dra-driver-nvidia-gpu-0.4.1"), {"name": "dra-driver-nvidia-gpu",
+                                                                      "version": "0.6.0"}, allow)["action"] == "upgrade"
+    assert dra_driver_upgrade(None, SIGS, allow)["action"] == "install"
+    assert dra_driver_upgrade(release("nvidia-dra-driver-gpu-25.12.0"), SIGS, allow)["action"] == "migrate"
+
+
+@pytest.mark.parametrize("allow", ["maybe", "", None, [True], {"x": 1}])
+def test_allow_downgrade_that_is_no_boolean_is_refused_by_name(allow):
+    with pytest.raises(AnsibleFilterError, match=r"^dra_driver_upgrade: dra_driver_allow_downgrade must be a boolean"):
+        dra_driver_upgrade(release("dra-driver-nvidia-gpu-0.4.1"), SIGS, allow)
 
 
 @pytest.mark.parametrize(("installed", "target", "message"), [
@@ -93,14 +138,17 @@ _NAMES = st.sampled_from(["dra-driver-nvidia-gpu", "nvidia-dra-driver-gpu", "oth
                            st.dictionaries(st.text(max_size=5), st.one_of(st.none(), st.text(max_size=8)),
                                            max_size=3)),
        target=st.one_of(st.builds(lambda n, v: {"name": n, "version": v}, _NAMES, _VERSIONS),
-                        st.none(), st.text(max_size=5), st.integers()))
-def test_property_a_plan_or_a_clear_error(installed, target):
-    """Any input gives a documented plan, or an AnsibleFilterError naming the filter; never 0.4+ back to 25.x."""
+                        st.none(), st.text(max_size=5), st.integers()),
+       allow=st.one_of(st.booleans(), st.sampled_from(["true", "false", "yes", "no", "maybe"])))
+def test_property_a_plan_or_a_clear_error(installed, target, allow):
+    """Any input gives a documented plan, or an AnsibleFilterError naming the filter; never 0.4+ back to 25.x, and
+    a downgrade only when allowed."""
     try:
-        plan = dra_driver_upgrade(installed, target)
+        plan = dra_driver_upgrade(installed, target, allow)
     except AnsibleFilterError as exc:
         assert str(exc).startswith("dra_driver_upgrade: ")
         return
+    assert allow in (True, "true", "yes") or plan["action"] != "downgrade"
     assert plan["action"] in ("install", "migrate", "upgrade", "downgrade", "none")
     assert plan["line"] in ("legacy", "sigs") and plan["apply_crds"] == (plan["line"] == "sigs")
     assert plan["to"]["name"] == {"legacy": "nvidia-dra-driver-gpu", "sigs": "dra-driver-nvidia-gpu"}[plan["line"]]
