@@ -22,7 +22,7 @@ import textwrap
 
 import pytest
 import yaml
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import ansible_collections
@@ -103,7 +103,7 @@ def test_a_kubeconfig_mapping_is_refused_naming_the_variable_and_never_shown(tmp
     assert_no_secret(output)
 
 
-@pytest.mark.parametrize("role", ["validate_rdma", "validate_compute_domain"])
+@pytest.mark.parametrize("role", ["validate_rdma", "validate_compute_domain", "validate_nccl"])
 def test_a_validation_role_refuses_a_kubeconfig_mapping_before_anything_and_never_shows_it(tmp_path, role):
     kubeconfig = {"apiVersion": "v1", "kind": "Config", "current-context": "admin",
                   "users": [{"name": "admin", "user": {"token": TOKEN}}]}
@@ -228,7 +228,7 @@ SECRET_NAMES = ("url_password", "api_key", "password", "token", "pem_body", "pro
                 "registry_password", "installed_token")
 
 
-@settings(max_examples=3, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=3, deadline=None)
 @given(st.lists(SECRET, min_size=len(SECRET_NAMES), max_size=len(SECRET_NAMES), unique=True))
 def test_property_secrets_in_the_cluster_roles_variables_never_come_out(tmp_path_factory, drawn):
     secrets = dict(zip(SECRET_NAMES, drawn, strict=True))
