@@ -534,7 +534,7 @@ def main() -> None:
         settings = Settings(forks=args.forks, pipelining=args.pipelining, fact_cache=args.fact_cache,
                             fact_cache_timeout=args.fact_cache_timeout, callback=args.callback, workdir=workdir)
         # the interpreter the venv links to (os.path.realpath): a distribution's and a pyenv build of one version
-        # differ in the controller's CPU (bench/README.md, "The interpreter of .venv")
+        # differ in the controller's CPU (bench/results/2026-11-27-venv-interpreter.md)
         print(f"gpufabric.cluster fleet benchmark: python {sys.version.split()[0]} "
               f"({os.path.realpath(sys.executable)}), {os.cpu_count()} cpus, "
               f"load average {os.getloadavg()[0]:.2f} at start")

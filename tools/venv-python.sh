@@ -8,9 +8,9 @@
 #
 # The distribution's interpreter comes first even where another python3 is earlier on PATH (pyenv, a build from
 # source): Debian and Ubuntu build theirs with profile-guided optimisation and LTO, and an interpreter built without
-# --enable-optimizations spent 19 % more user CPU on the same play (bench/venv_interpreter.py; bench/README.md, "The
-# interpreter of .venv"). The Makefile and tools/bootstrap-debian.sh both ask this script, so the interpreter whose
-# venv module the bootstrap checks is the one `make venv` runs.
+# --enable-optimizations spent 19 % more user CPU on the same play (bench/venv_interpreter.py;
+# bench/results/2026-11-27-venv-interpreter.md). The Makefile and tools/bootstrap-debian.sh both ask this script, so
+# the interpreter whose venv module the bootstrap checks is the one `make venv` runs.
 #   sh tools/venv-python.sh --check PYTHON  exit 0 when PYTHON runs as Python 3.11 or newer, else 1 (the Makefile's
 #                                           check before it builds .venv; the minimum is written here only)
 set -eu

@@ -177,7 +177,8 @@ def prepare_pods(api: Api, assert_namespace: bool = True, reported: set | None =
     reported = set() if reported is None else reported
     # the API server keeps only the pods a kubelet could still prepare (scheduled, Pending) instead of sending every
     # pod twice a second for as long as the harness runs (with Api's kept connection and unprepare_nodes' selector:
-    # an idle harness's stand-in 1.2 -> 0.1 CPU seconds a minute, the API server's 3.7 -> 2.5; bench/README.md)
+    # an idle harness's stand-in 1.2 -> 0.1 CPU seconds a minute, the API server's 3.7 -> 2.5;
+    # bench/results/2026-11-27-test-tier-cpu.md)
     pods = [
         pod
         for pod in api.request("GET", f"/api/v1/pods?fieldSelector={PREPARABLE}", timeout=30)["items"]
