@@ -13,13 +13,16 @@ from collections.abc import Mapping
 
 from ansible.errors import AnsibleFilterError
 
+from ansible_collections.gpufabric.cluster.plugins.plugin_utils import arguments
 from ansible_collections.gpufabric.cluster.plugins.plugin_utils import chart_source as _logic
 
 
+@arguments.filter_errors("chart_source")
 def chart_source(spec: Mapping, prefix: str, shown: Mapping | None = None) -> dict:
     """Resolve (and with ``shown``, check) a role's chart source; see the filter documentation."""
     if not isinstance(spec, Mapping):
         raise AnsibleFilterError(f"chart_source: input must be a dict, got {type(spec).__name__}")
+    prefix = arguments.text("prefix", prefix)
     try:
         return _logic.chart_source(spec, prefix, shown)
     except _logic.ChartSourceError as exc:

@@ -16,6 +16,7 @@ from ansible_collections.gpufabric.cluster.plugins.plugin_utils import arguments
 from ansible_collections.gpufabric.cluster.plugins.plugin_utils import compute_domain_spec as _logic
 
 
+@arguments.filter_errors("compute_domain_isolation")
 def compute_domain_isolation(probe_pods: t.Any, expected: t.Any, skipped: t.Any = None) -> dict:
     """See the filter documentation."""
     try:

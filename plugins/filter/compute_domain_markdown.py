@@ -13,9 +13,10 @@ from collections.abc import Mapping
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.gpufabric.cluster.plugins.plugin_utils import report_markdown
+from ansible_collections.gpufabric.cluster.plugins.plugin_utils import arguments, report_markdown
 
 
+@arguments.filter_errors("compute_domain_markdown")
 def compute_domain_markdown(result: Mapping) -> str:
     """Return the report of the role validate_compute_domain as a Markdown document; see the filter documentation."""
     try:

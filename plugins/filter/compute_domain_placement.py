@@ -16,6 +16,7 @@ from ansible_collections.gpufabric.cluster.plugins.plugin_utils import arguments
 from ansible_collections.gpufabric.cluster.plugins.plugin_utils import compute_domain_placement as _logic
 
 
+@arguments.filter_errors("compute_domain_placement")
 def compute_domain_placement(nodes_info: t.Any, nodes: t.Any, gpus_per_node: t.Any, clique: t.Any = None,
                              node_names: t.Any = None) -> dict:
     """See the filter documentation."""

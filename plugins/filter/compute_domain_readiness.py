@@ -17,6 +17,7 @@ from ansible_collections.gpufabric.cluster.plugins.plugin_utils import arguments
 from ansible_collections.gpufabric.cluster.plugins.plugin_utils import compute_domain_spec as _logic
 
 
+@arguments.filter_errors("compute_domain_readiness")
 def compute_domain_readiness(daemon_pods: t.Any, workload_pods: t.Any, nodes: t.Any,
                              launcher_started: t.Any = False) -> dict:
     """See the filter documentation."""

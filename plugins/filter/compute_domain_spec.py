@@ -17,6 +17,7 @@ from ansible_collections.gpufabric.cluster.plugins.plugin_utils import arguments
 from ansible_collections.gpufabric.cluster.plugins.plugin_utils import compute_domain_spec as _logic
 
 
+@arguments.filter_errors("compute_domain_spec")
 def compute_domain_spec(crd: t.Any, nodes: t.Any, driver_version: t.Any = None) -> dict:
     """See the filter documentation."""
     try:

@@ -13,10 +13,12 @@ from collections.abc import Mapping
 
 from ansible.errors import AnsibleFilterError
 
+from ansible_collections.gpufabric.cluster.plugins.plugin_utils import arguments
 from ansible_collections.gpufabric.cluster.plugins.plugin_utils import dra_driver_chart as _logic
 from ansible_collections.gpufabric.cluster.plugins.plugin_utils.cluster_roles import ClusterRoleError
 
 
+@arguments.filter_errors("dra_driver_upgrade")
 def dra_driver_upgrade(installed: Mapping | None, target: Mapping, allow_downgrade: t.Any = False) -> dict:
     """See the filter documentation."""
     try:

@@ -16,6 +16,7 @@ from ansible.errors import AnsibleFilterError
 from ansible_collections.gpufabric.cluster.plugins.plugin_utils import arguments, gpu_operator
 
 
+@arguments.filter_errors("gpu_cluster_refusals")
 def gpu_cluster_refusals(cluster: Mapping, site: Mapping) -> list[str]:
     """Return the reasons against the GPUCluster path (empty: none); see the filter documentation."""
     try:

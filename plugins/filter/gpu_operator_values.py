@@ -13,10 +13,11 @@ from collections.abc import Mapping
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.gpufabric.cluster.plugins.plugin_utils import gpu_operator
+from ansible_collections.gpufabric.cluster.plugins.plugin_utils import arguments, gpu_operator
 from ansible_collections.gpufabric.cluster.plugins.plugin_utils.cluster_roles import ClusterRoleError
 
 
+@arguments.filter_errors("gpu_operator_values")
 def gpu_operator_values(hostvars: Mapping, hosts: t.Sequence[str], settings: Mapping | None = None) -> dict:
     """Return ``{values, decisions}`` for the GPU Operator chart; see the filter documentation."""
     try:

@@ -13,9 +13,11 @@ from collections.abc import Mapping
 
 from ansible.errors import AnsibleFilterError
 
+from ansible_collections.gpufabric.cluster.plugins.plugin_utils import arguments
 from ansible_collections.gpufabric.cluster.plugins.plugin_utils import host_settings as settings
 
 
+@arguments.filter_errors("host_settings")
 def host_settings(hostvars: Mapping, hosts: t.Sequence[str], names: t.Sequence[str]) -> list[dict]:
     """Return the hosts grouped by the values they define for ``names``; see the filter documentation."""
     try:

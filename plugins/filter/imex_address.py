@@ -19,6 +19,7 @@ from ansible_collections.gpufabric.cluster.plugins.plugin_utils.imex_address imp
 from ansible_collections.gpufabric.cluster.plugins.plugin_utils.imex_address import imex_address as _imex_address
 
 
+@arguments.filter_errors("imex_address")
 def imex_address(facts: Mapping | None, host: str, address: t.Any = "", interface: t.Any = "",
                  family: t.Any = "ipv4", prefix: str = "gpufabric_imex") -> str:
     """Return the IMEX address of ``host`` from its ``ansible_facts``; see the filter documentation."""

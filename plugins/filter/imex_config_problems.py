@@ -19,6 +19,7 @@ from ansible_collections.gpufabric.cluster.plugins.plugin_utils.imex_config impo
 )
 
 
+@arguments.filter_errors("imex_config_problems")
 def imex_config_problems(config: t.Any, host: t.Any, allow_unknown: t.Any = False, paths: t.Any = None,
                          mode: t.Any = "host", driver_mode: t.Any = None) -> list[str]:
     """Return the problems of ``config`` and the other inputs for ``host``; see the filter documentation."""

@@ -19,6 +19,7 @@ from ansible_collections.gpufabric.cluster.plugins.plugin_utils.imex_address imp
 from ansible_collections.gpufabric.cluster.plugins.plugin_utils.imex_domains import derive_domains
 
 
+@arguments.filter_errors("imex_domains")
 def imex_domains(hostvars: Mapping, hosts: t.Sequence[str], domains: t.Any = None, family: str = "ipv4",
                  interface: str | None = None, address_var: str = "nvidia_imex_address",
                  variable: str = "nvidia_imex_domains", address_label: str | None = None) -> dict[str, dict]:

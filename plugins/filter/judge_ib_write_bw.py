@@ -16,6 +16,7 @@ from ansible_collections.gpufabric.cluster.plugins.plugin_utils import arguments
 from ansible_collections.gpufabric.cluster.plugins.plugin_utils import judge_ib_write_bw as _logic
 
 
+@arguments.filter_errors("judge_ib_write_bw")
 def judge_ib_write_bw(parsed: t.Any, line_rate_gbps: t.Any, min_fraction: t.Any = _logic.DEFAULT_MIN_FRACTION,
                       port: t.Any = None, bidirectional: t.Any = None) -> dict:
     """See the filter documentation."""

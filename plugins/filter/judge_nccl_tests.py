@@ -16,6 +16,7 @@ from ansible_collections.gpufabric.cluster.plugins.plugin_utils import arguments
 from ansible_collections.gpufabric.cluster.plugins.plugin_utils import judge_nccl_tests as _logic
 
 
+@arguments.filter_errors("judge_nccl_tests")
 def judge_nccl_tests(parsed: t.Any, threshold_gbps: t.Any = None, facts: t.Any = None,
                      min_size_bytes: t.Any = _logic.DEFAULT_MIN_SIZE_BYTES, ranks: t.Any = None,
                      log: t.Any = None) -> dict:

@@ -16,6 +16,7 @@ from ansible_collections.gpufabric.cluster.plugins.plugin_utils import arguments
 from ansible_collections.gpufabric.cluster.plugins.plugin_utils import judge_nvbandwidth as _logic
 
 
+@arguments.filter_errors("judge_nvbandwidth")
 def judge_nvbandwidth(parsed: t.Any, nodes: t.Any, gpus_per_node: t.Any, gpu_model: t.Any = None,
                       threshold_gbps: t.Any = None, testcases: t.Any = None,
                       peak_fraction: t.Any = _logic.DEFAULT_PEAK_FRACTION) -> dict:

@@ -12,9 +12,10 @@ import typing as t
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.gpufabric.cluster.plugins.plugin_utils import k8s_manifest
+from ansible_collections.gpufabric.cluster.plugins.plugin_utils import arguments, k8s_manifest
 
 
+@arguments.filter_errors("manifest_for_server_side_apply")
 def manifest_for_server_side_apply(documents: t.Any) -> list[dict]:
     """Return the objects of ``documents`` to apply server-side; see the filter documentation."""
     try:

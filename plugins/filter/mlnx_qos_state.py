@@ -12,9 +12,11 @@ import typing as t
 
 from ansible.errors import AnsibleFilterError
 
+from ansible_collections.gpufabric.cluster.plugins.plugin_utils import arguments
 from ansible_collections.gpufabric.cluster.plugins.plugin_utils import mlnx_qos_state as _logic
 
 
+@arguments.filter_errors("mlnx_qos_state")
 def mlnx_qos_state(text: t.Any) -> dict[str, str | None]:
     """See the filter documentation."""
     try:

@@ -16,6 +16,7 @@ from ansible_collections.gpufabric.cluster.plugins.plugin_utils import arguments
 from ansible_collections.gpufabric.cluster.plugins.plugin_utils import nccl_rdma_plan as _logic
 
 
+@arguments.filter_errors("nccl_rdma_plan")
 def nccl_rdma_plan(hostvars: t.Any, nodes: t.Any, node_hosts: t.Any = None, rails: t.Any = None,
                    gpus_per_node: t.Any = 0, host_network: t.Any = False) -> dict:
     """See the filter documentation."""

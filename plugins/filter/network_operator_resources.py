@@ -13,10 +13,11 @@ from collections.abc import Mapping
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.gpufabric.cluster.plugins.plugin_utils import network_operator
+from ansible_collections.gpufabric.cluster.plugins.plugin_utils import arguments, network_operator
 from ansible_collections.gpufabric.cluster.plugins.plugin_utils.cluster_roles import ClusterRoleError
 
 
+@arguments.filter_errors("network_operator_resources")
 def network_operator_resources(hostvars: Mapping, hosts: t.Sequence[str], settings: Mapping | None = None) -> dict:
     """Return ``{policy, networks, ippools, rails, decisions}``; see the filter documentation."""
     try:

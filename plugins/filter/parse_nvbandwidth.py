@@ -12,9 +12,11 @@ import typing as t
 
 from ansible.errors import AnsibleFilterError
 
+from ansible_collections.gpufabric.cluster.plugins.plugin_utils import arguments
 from ansible_collections.gpufabric.cluster.plugins.plugin_utils import parse_nvbandwidth as _logic
 
 
+@arguments.filter_errors("parse_nvbandwidth")
 def parse_nvbandwidth(output: t.Any) -> dict:
     """See the filter documentation."""
     try:

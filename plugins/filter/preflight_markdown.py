@@ -16,6 +16,7 @@ from ansible.errors import AnsibleFilterError
 from ansible_collections.gpufabric.cluster.plugins.plugin_utils import arguments, report_markdown
 
 
+@arguments.filter_errors("preflight_markdown")
 def preflight_markdown(report: Mapping, title: str = "GPU fabric readiness") -> str:
     """Return the report as a Markdown document; see the filter documentation."""
     try:

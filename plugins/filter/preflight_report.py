@@ -13,9 +13,10 @@ from collections.abc import Mapping
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.gpufabric.cluster.plugins.plugin_utils import preflight
+from ansible_collections.gpufabric.cluster.plugins.plugin_utils import arguments, preflight
 
 
+@arguments.filter_errors("preflight_report")
 def preflight_report(hostvars: Mapping, hosts: list[str], settings: Mapping | None = None) -> dict:
     """Build the readiness report for ``hosts`` from their hostvars; see the filter documentation."""
     try:

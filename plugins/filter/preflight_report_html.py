@@ -16,6 +16,7 @@ from ansible_collections.gpufabric.cluster.plugins.plugin_utils import arguments
 from ansible_collections.gpufabric.cluster.plugins.plugin_utils.report_markdown import ReportError
 
 
+@arguments.filter_errors("preflight_report_html")
 def preflight_report_html(report: t.Any, title: t.Any = "GPU fabric readiness", validation_link: t.Any = None,
                           expected_members: t.Any = None) -> str:
     """One HTML document, no external asset; see the filter documentation."""

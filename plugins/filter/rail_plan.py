@@ -40,6 +40,7 @@ def _labels(value: t.Any) -> dict[str, str] | None:
     return {key: arguments.text(f"labels.{key}", label) for key, label in labels.items()}
 
 
+@arguments.filter_errors("rail_plan")
 def rail_plan(hostvars: Mapping, hosts: t.Sequence[str], input_var: str = "__rdma_network_input",
               labels: Mapping[str, str] | None = None, all_hosts: t.Sequence[str] | None = None) -> dict[str, dict]:
     """Return ``{host: {host, host_index, rails, skipped}}`` for ``hosts``; see the filter documentation."""

@@ -13,9 +13,10 @@ from collections.abc import Mapping
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.gpufabric.cluster.plugins.plugin_utils import report_markdown
+from ansible_collections.gpufabric.cluster.plugins.plugin_utils import arguments, report_markdown
 
 
+@arguments.filter_errors("rdma_markdown")
 def rdma_markdown(results: t.Sequence[Mapping]) -> str:
     """Return the report of the role validate_rdma as a Markdown document; see the filter documentation."""
     try:

@@ -18,6 +18,7 @@ from ansible_collections.gpufabric.cluster.plugins.plugin_utils import arguments
 from ansible_collections.gpufabric.cluster.plugins.plugin_utils import rdma_test_plan as plan
 
 
+@arguments.filter_errors("rdma_test_nodes")
 def rdma_test_nodes(tests: t.Any, results: t.Any, resource: t.Any) -> dict[str, list[str]]:
     """Return ``{not_ready, short}`` for the nodes of ``tests``; see the filter documentation."""
     if not isinstance(tests, list) or not isinstance(results, list):

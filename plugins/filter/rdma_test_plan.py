@@ -12,9 +12,11 @@ import typing as t
 
 from ansible.errors import AnsibleFilterError
 
+from ansible_collections.gpufabric.cluster.plugins.plugin_utils import arguments
 from ansible_collections.gpufabric.cluster.plugins.plugin_utils import rdma_test_plan as plan
 
 
+@arguments.filter_errors("rdma_test_plan")
 def rdma_test_plan(hostvars: t.Any, pairs: t.Any, rails: t.Any, memory: t.Any = ("host", "cuda"),
                    node_hosts: t.Any = None) -> list[dict]:
     """One test per node pair, rail and memory mode; see the filter documentation."""

@@ -16,6 +16,7 @@ from ansible_collections.gpufabric.cluster.plugins.plugin_utils import arguments
 from ansible_collections.gpufabric.cluster.plugins.plugin_utils import reboot_batches as _logic
 
 
+@arguments.filter_errors("reboot_batches")
 def reboot_batches(hosts: t.Any, hostvars: t.Any, serial: t.Any = 1) -> list[list[str]]:
     """Return the batches of ``hosts``; see the filter documentation."""
     try:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import typing as t
 
+from ansible_collections.gpufabric.cluster.plugins.plugin_utils import arguments
 from ansible_collections.gpufabric.cluster.plugins.plugin_utils.redact import redact
 
 
@@ -18,4 +19,4 @@ class FilterModule:
 
     def filters(self) -> dict[str, t.Callable]:
         """Return the filters of this file."""
-        return {"redact": redact}
+        return {"redact": arguments.filter_errors("redact")(redact)}

@@ -13,9 +13,10 @@ from collections.abc import Mapping
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.gpufabric.cluster.plugins.plugin_utils import site
+from ansible_collections.gpufabric.cluster.plugins.plugin_utils import arguments, site
 
 
+@arguments.filter_errors("site_gate")
 def site_gate(report: Mapping, targets: t.Sequence[str], checks: t.Sequence[str], hosts_all: t.Sequence[str],
               hosts_active: t.Sequence[str]) -> dict:
     """Return the record of the gate; see the filter documentation."""

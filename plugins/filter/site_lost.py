@@ -13,9 +13,10 @@ from collections.abc import Mapping
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.gpufabric.cluster.plugins.plugin_utils import site
+from ansible_collections.gpufabric.cluster.plugins.plugin_utils import arguments, site
 
 
+@arguments.filter_errors("site_lost")
 def site_lost(record: Mapping, hosts_all: t.Sequence[str], hosts_active: t.Sequence[str], phase: str) -> dict:
     """Return ``record`` with the hosts lost in ``phase`` added to ``failed``; see the filter documentation."""
     if not isinstance(record, Mapping):

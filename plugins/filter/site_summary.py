@@ -16,6 +16,7 @@ from ansible.errors import AnsibleFilterError
 from ansible_collections.gpufabric.cluster.plugins.plugin_utils import arguments, site
 
 
+@arguments.filter_errors("site_summary")
 def site_summary(record: Mapping | None, converged: t.Sequence[str], cluster_failure: t.Any = None,
                  validation: Mapping | None = None, report_dir: str = "reports", written: t.Any = True) -> dict:
     """Return the summary of a site run; see the filter documentation."""

@@ -13,9 +13,10 @@ from collections.abc import Mapping
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.gpufabric.cluster.plugins.plugin_utils import report_markdown
+from ansible_collections.gpufabric.cluster.plugins.plugin_utils import arguments, report_markdown
 
 
+@arguments.filter_errors("validation_markdown")
 def validation_markdown(validation: Mapping) -> str:
     """Return the validation summary as a Markdown document; see the filter documentation."""
     try:

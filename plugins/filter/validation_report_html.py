@@ -16,6 +16,7 @@ from ansible_collections.gpufabric.cluster.plugins.plugin_utils import arguments
 from ansible_collections.gpufabric.cluster.plugins.plugin_utils.report_markdown import ReportError
 
 
+@arguments.filter_errors("validation_report_html")
 def validation_report_html(results: t.Any, title: t.Any = "gpufabric.cluster validation") -> str:
     """One HTML document, no external asset; see the filter documentation."""
     try:

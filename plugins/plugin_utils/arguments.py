@@ -11,15 +11,39 @@ filter's name, so an operator reads ``rail_plan: prune must be a boolean ("true"
 
 Booleans go through Ansible's own conversion, so ``"false"``, ``"no"``, ``"0"`` and ``0`` mean false, as
 they do in ``when:`` and in argument specs; a string Ansible does not know as a boolean is refused.
+
+:func:`filter_errors` makes a filter function one whose every failure is an ``AnsibleFilterError`` that starts
+with the filter's name: the checkers' :class:`ArgumentError` and the logic's own error classes keep their message,
+and a value of a shape the logic did not expect (a ``TypeError``, ``KeyError``, ``AttributeError``,
+``IndexError`` or ``ValueError`` from deep inside, a ``RecursionError`` from nesting deeper than Python follows)
+is reported naming the arguments, never as a Python traceback. Every filter of the collection is decorated with it.
 """
 
 from __future__ import annotations
 
+import functools
+import inspect
 import math
 import typing as t
 from collections.abc import Mapping, Sequence
 
+from ansible.errors import AnsibleError, AnsibleFilterError
 from ansible.module_utils.parsing.convert_bool import BOOLEANS_FALSE, BOOLEANS_TRUE
+
+# How deep filter_errors looks into the arguments of a filter that hit Python's recursion limit, to name the
+# one nested too deeply, and how many values it looks at in all: enough to find the culprit, bounded so that the
+# error path stays cheap on hostvars of a large fleet.
+_DEPTH_SEARCH_LIMIT = 10_000
+_DEPTH_SEARCH_VALUES = 1_000_000
+
+# What a value of an unexpected shape raised, in an operator's words.
+_SHAPE_ERRORS: tuple[tuple[type[Exception], str], ...] = (
+    (KeyError, "a mapping without a key the filter needs"),
+    (IndexError, "a list shorter than the filter needs"),
+    (TypeError, "a value of another type than documented"),
+    (AttributeError, "a value of another type than documented"),
+    (ValueError, "a value the filter cannot read"),
+)
 
 
 class ArgumentError(ValueError):
@@ -105,3 +129,99 @@ def fraction(name: str, value: t.Any) -> float:
 def optional(checker: t.Callable[[str, t.Any], t.Any], name: str, value: t.Any) -> t.Any:
     """``None`` when ``value`` is ``None``, otherwise ``checker(name, value)``."""
     return None if value is None else checker(name, value)
+
+
+def nesting_depth(value: t.Any, limit: int = _DEPTH_SEARCH_LIMIT, budget: int = _DEPTH_SEARCH_VALUES) -> int:
+    """How many levels of lists and mappings ``value`` nests (0 for a scalar), counted without recursion.
+
+    The count stops at ``limit`` levels and after ``budget`` values; a value whose items cannot be read counts
+    as what was read of it.
+    """
+    deepest = 0
+    stack: list[tuple[t.Any, int]] = [(value, 0)]
+    while stack and budget > 0:
+        item, depth = stack.pop()
+        budget -= 1
+        if isinstance(item, Mapping):
+            children: t.Iterable = item.values()
+        elif isinstance(item, (list, tuple)):
+            children = item
+        else:
+            continue
+        deepest = max(deepest, depth + 1)
+        if deepest >= limit:
+            return limit
+        try:
+            stack.extend((child, depth + 1) for child in children)
+        except Exception:  # a lazy value that cannot be read here is not the one to name
+            continue
+    return deepest
+
+
+def _given(signature: inspect.Signature, args: tuple, kwargs: dict) -> list[tuple[str, t.Any]]:
+    """The arguments a filter was called with, named as its documentation names them (``_input`` first)."""
+    try:
+        bound = signature.bind_partial(*args, **kwargs)
+    except TypeError:
+        return [("_input", args[0])] if args else []
+    first = next(iter(signature.parameters), None)
+    given: list[tuple[str, t.Any]] = []
+    for name, value in bound.arguments.items():
+        parameter = signature.parameters[name]
+        if parameter.kind is parameter.VAR_KEYWORD:
+            given.extend(value.items())
+        elif parameter.kind is parameter.VAR_POSITIONAL:
+            given.extend((f"{name}[{position}]", item) for position, item in enumerate(value))
+        else:
+            given.append(("_input" if name == first else name, value))
+    return given
+
+
+def _too_deep(given: list[tuple[str, t.Any]]) -> str:
+    depths = [(nesting_depth(value), name) for name, value in given]
+    depth, name = max(depths, default=(0, ""))
+    if depth > 1:
+        shown = f"more than {depth:,}" if depth >= _DEPTH_SEARCH_LIMIT else f"{depth:,}"
+        return f"{name} nests lists and mappings {shown} levels deep, deeper than the filter can read"
+    return f"{_names(given)} holds data nested deeper than the filter can read"
+
+
+def _names(given: list[tuple[str, t.Any]]) -> str:
+    """``_input``, or ``one of _input, hosts and settings``: the arguments a message is about."""
+    names = [name for name, _value in given] or ["_input"]
+    return names[0] if len(names) == 1 else f"one of {', '.join(names[:-1])} and {names[-1]}"
+
+
+def _wrong_shape(filter_name: str, given: list[tuple[str, t.Any]], error: Exception) -> str:
+    what = next(words for kind, words in _SHAPE_ERRORS if isinstance(error, kind))
+    return (f"{_names(given)} does not have the shape the filter documents ({what}); see "
+            f"ansible-doc -t filter gpufabric.cluster.{filter_name}")
+
+
+def filter_errors(name: str, *errors: type[Exception]) -> t.Callable[[t.Callable], t.Callable]:
+    """Decorate the function of filter ``name`` so that every failure is one ``AnsibleFilterError`` "<name>: ...".
+
+    An ``AnsibleError`` (the filter's own ``AnsibleFilterError``, an undefined variable) goes through as it is;
+    :class:`ArgumentError` and ``errors`` (the logic's error classes) keep their message after the filter's
+    name; a ``RecursionError`` names the argument nested too deeply; any other ``TypeError``, ``KeyError``,
+    ``AttributeError``, ``IndexError`` or ``ValueError`` - a value of a shape the logic did not expect - names
+    the arguments the filter was given and where their shapes are documented. The message never quotes a value.
+    """
+    def decorate(function: t.Callable) -> t.Callable:
+        signature = inspect.signature(function)
+
+        @functools.wraps(function)
+        def guarded(*args: t.Any, **kwargs: t.Any) -> t.Any:
+            try:
+                return function(*args, **kwargs)
+            except AnsibleError:
+                raise
+            except (ArgumentError, *errors) as exc:
+                raise AnsibleFilterError(f"{name}: {exc}") from None
+            except RecursionError:
+                raise AnsibleFilterError(f"{name}: {_too_deep(_given(signature, args, kwargs))}") from None
+            except (KeyError, IndexError, TypeError, AttributeError, ValueError) as exc:
+                raise AnsibleFilterError(f"{name}: {_wrong_shape(name, _given(signature, args, kwargs), exc)}") \
+                    from None
+        return guarded
+    return decorate

@@ -10,18 +10,26 @@ string "false" that turns an option on.
 
 from __future__ import annotations
 
+import importlib
+import inspect
+import os
+
 import pytest
 from ansible.errors import AnsibleFilterError
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from ansible_collections.gpufabric.cluster.plugins import filter as filter_package
+from ansible_collections.gpufabric.cluster.plugins.filter.chart_source import chart_source
 from ansible_collections.gpufabric.cluster.plugins.filter.compute_domain_placement import compute_domain_placement
 from ansible_collections.gpufabric.cluster.plugins.filter.dra_driver_prerequisites import dra_driver_prerequisites
 from ansible_collections.gpufabric.cluster.plugins.filter.dra_driver_values import dra_driver_values
 from ansible_collections.gpufabric.cluster.plugins.filter.gpu_operator_values import gpu_operator_values
 from ansible_collections.gpufabric.cluster.plugins.filter.host_settings import host_settings
 from ansible_collections.gpufabric.cluster.plugins.filter.mlnx_qos_state import mlnx_qos_state
+from ansible_collections.gpufabric.cluster.plugins.filter.rdma_markdown import rdma_markdown
 from ansible_collections.gpufabric.cluster.plugins.filter.rdma_test_nodes import rdma_test_nodes
+from ansible_collections.gpufabric.cluster.plugins.filter.site_summary import site_summary
 from ansible_collections.gpufabric.cluster.plugins.filter.validation_report_html import validation_report_html
 from ansible_collections.gpufabric.cluster.tests.unit.plugins.filter.test_compute_domain_placement import NODES
 from ansible_collections.gpufabric.cluster.tests.unit.plugins.filter.test_dra_driver_prerequisites import CLUSTER, TRAY
@@ -107,6 +115,8 @@ def test_a_string_false_driver_enabled_of_the_gpu_operator_is_false():
     pytest.param(lambda: rdma_test_nodes([{"server": "a"}], [], "rdma/x"),
                  "rdma_test_nodes: _input must be the plan of rdma_test_plan (tests with a server and a client node)",
                  id="nodes-plan"),
+    pytest.param(lambda: chart_source({}, {"name": "gpu_operator"}),
+                 "chart_source: prefix must be a string, got a mapping", id="chart-source-prefix"),
     pytest.param(lambda: validation_report_html({"rdma": [{}]}, title=["x"]),
                  "validation_report_html: title must be a string, got a list", id="html-title"),
 ])
@@ -184,3 +194,88 @@ def test_rdma_test_nodes_host_settings_mlnx_qos_and_html_any_input(first, second
                        ("mlnx_qos_state", lambda: mlnx_qos_state(first)),
                        ("validation_report_html", lambda: validation_report_html(first, third))):
         _filter_error_or(call, name)
+
+
+# Issue 39 item 10: every filter of the collection, any argument of any shape, even nested beyond Python's recursion
+# limit: its documented result or its AnsibleFilterError "<filter>: ...", never a TypeError or a RecursionError.
+
+def _all_filters():
+    folder = next(iter(filter_package.__path__))
+    found = []
+    for file_name in sorted(os.listdir(folder)):
+        if file_name.endswith(".py") and not file_name.startswith("_"):
+            module = importlib.import_module(f"{filter_package.__name__}.{file_name[:-3]}")
+            found.extend(sorted(module.FilterModule().filters().items()))
+    return found
+
+
+FILTERS = _all_filters()
+
+
+def _deeply_nested(levels):
+    outer = []
+    inner = outer
+    for _level in range(levels - 1):
+        inner.append({"key": []})
+        inner = inner[0]["key"]
+    return outer
+
+
+def _prefixes(name, kwargs):
+    """How the errors of filter ``name`` begin: its name; chart_source's own errors name the role (its prefix) and
+    network_operator_resources' the role network_operator."""
+    if name == "chart_source" and isinstance(kwargs.get("prefix"), str):
+        return (f"{name}: ", f"{kwargs['prefix']}: ")
+    if name == "network_operator_resources":
+        return (f"{name}: ", "network_operator: ")
+    return (f"{name}: ",)
+
+
+def _error_or_result(name, kwargs, function):
+    try:
+        return function(**kwargs)
+    except AnsibleFilterError as exc:
+        assert str(exc).startswith(_prefixes(name, kwargs)), str(exc)
+        return None
+
+
+def _calls(function, value):
+    """Each required parameter in turn set to ``value``, the other required ones an empty mapping."""
+    parameters = [parameter for parameter in inspect.signature(function).parameters.values()
+                  if parameter.kind in (parameter.POSITIONAL_OR_KEYWORD, parameter.KEYWORD_ONLY)]
+    for chosen in parameters:
+        arguments = {parameter.name: value if parameter is chosen else {} for parameter in parameters
+                     if parameter is chosen or parameter.default is inspect.Parameter.empty}
+        yield chosen.name, arguments
+
+
+def test_every_filter_of_the_collection_is_checked_here():
+    assert len(FILTERS) == len([name for name in os.listdir(next(iter(filter_package.__path__)))
+                                if name.endswith(".yml")])
+
+
+@pytest.mark.parametrize(("name", "function"), FILTERS, ids=[name for name, _function in FILTERS])
+def test_an_argument_nested_beyond_the_recursion_limit_is_the_filter_s_error(name, function):
+    for _parameter, kwargs in _calls(function, _deeply_nested(5_000)):
+        _error_or_result(name, kwargs, function)
+
+
+@pytest.mark.parametrize(("name", "function"), FILTERS, ids=[name for name, _function in FILTERS])
+@settings(max_examples=25, deadline=None)
+@given(value=_ANY)
+def test_any_argument_of_any_shape_is_the_filter_s_result_or_its_error(name, function, value):
+    for _parameter, kwargs in _calls(function, value):
+        _error_or_result(name, kwargs, function)
+
+
+def test_a_wrong_shape_deep_inside_names_the_arguments():
+    with pytest.raises(AnsibleFilterError) as caught:
+        site_summary({}, [], validation=1)
+    assert str(caught.value) == (
+        "site_summary: one of _input, converged and validation does not have the shape the filter documents (a value "
+        "of another type than documented); see ansible-doc -t filter gpufabric.cluster.site_summary")
+    with pytest.raises(AnsibleFilterError) as caught:
+        rdma_markdown([{"pair": "a-b"}])
+    assert str(caught.value) == (
+        "rdma_markdown: _input does not have the shape the filter documents (a mapping without a key the filter "
+        "needs); see ansible-doc -t filter gpufabric.cluster.rdma_markdown")

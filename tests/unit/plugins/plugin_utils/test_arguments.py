@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 
 import pytest
+from ansible.errors import AnsibleFilterError, AnsibleUndefinedVariable
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -92,3 +93,99 @@ def test_every_checker_returns_its_type_or_names_the_argument(value):
             assert str(exc).startswith("arg must ")
         else:
             assert isinstance(result, expected)
+
+
+# Issue 39 item 10: every filter's failure is its AnsibleFilterError naming the argument, never a Python error.
+
+class _LogicError(ValueError):
+    """Stands for a logic module's own error class."""
+
+
+def _nested(levels: int) -> list:
+    """A list nested ``levels`` deep, built without recursion."""
+    outer: list = []
+    inner = outer
+    for _level in range(levels - 1):
+        inner.append([])
+        inner = inner[0]
+    return outer
+
+
+@arguments.filter_errors("demo", _LogicError)
+def _demo(data, hosts=None, settings=None):
+    """A filter whose logic reads ``data['rows'][0]['size'] + 1`` and repr()s ``settings`` into a message."""
+    if settings is not None:
+        raise _LogicError(f"settings {settings!r} are not known")
+    if hosts is not None:
+        arguments.sequence("hosts", hosts)
+    return data["rows"][0]["size"] + 1
+
+
+def _message(call) -> str:
+    with pytest.raises(AnsibleFilterError) as caught:
+        call()
+    return str(caught.value)
+
+
+def test_the_guard_returns_the_result_and_keeps_the_documentation():
+    assert _demo({"rows": [{"size": 1}]}) == 2
+    assert _demo.__name__ == "_demo" and "data['rows'][0]" in _demo.__doc__
+
+
+def test_argument_errors_and_the_logic_s_own_errors_keep_their_message():
+    assert _message(lambda: _demo({}, hosts="h1")) == "demo: hosts must be a list, got a string"
+    assert _message(lambda: _demo({}, settings={"a": 1})) == "demo: settings {'a': 1} are not known"
+
+
+@pytest.mark.parametrize(("data", "what"), [
+    ({"rows": []}, "a list shorter than the filter needs"),
+    ({}, "a mapping without a key the filter needs"),
+    ({"rows": [{"size": "1"}]}, "a value of another type than documented"),
+    ("rows", "a value of another type than documented"),
+])
+def test_a_value_of_another_shape_names_the_arguments_given(data, what):
+    assert _message(lambda: _demo(data)) == \
+        f"demo: _input does not have the shape the filter documents ({what}); see ansible-doc -t filter " \
+        "gpufabric.cluster.demo"
+    assert _message(lambda: _demo(data, hosts=["h1"])).startswith(
+        "demo: one of _input and hosts does not have the shape the filter documents")
+
+
+def test_nesting_beyond_the_recursion_limit_names_the_argument_nested_too_deeply():
+    deep = _nested(50_000)
+    assert _message(lambda: _demo({}, ["h1"], deep)) == \
+        "demo: settings nests lists and mappings more than 10,000 levels deep, deeper than the filter can read"
+    assert _message(lambda: _demo({"rows": [{"size": 1}]}, settings={"x": _nested(3_000)})) == \
+        "demo: settings nests lists and mappings 3,001 levels deep, deeper than the filter can read"
+
+
+def test_an_ansible_error_goes_through_as_it_is():
+    @arguments.filter_errors("demo")
+    def undefined(_data):
+        raise AnsibleUndefinedVariable("'x' is undefined")
+
+    with pytest.raises(AnsibleUndefinedVariable, match=r"^'x' is undefined$"):
+        undefined({})
+
+
+@given(ANY_VALUE, ANY_VALUE)
+def test_the_guarded_filter_returns_or_raises_its_filter_error(data, hosts):
+    try:
+        assert _demo(data, hosts) == data["rows"][0]["size"] + 1
+    except AnsibleFilterError as exc:
+        assert str(exc).startswith("demo: ") and "Traceback" not in str(exc)
+
+
+@given(ANY_VALUE)
+def test_nesting_depth_counts_the_levels_of_lists_and_mappings(value):
+    def depth(item):
+        children = list(item.values()) if isinstance(item, dict) else item if isinstance(item, list) else None
+        return 0 if children is None else 1 + max(map(depth, children), default=0)
+
+    assert arguments.nesting_depth(value) == depth(value)
+
+
+def test_nesting_depth_stops_at_its_limit_and_budget():
+    assert arguments.nesting_depth(_nested(200), limit=50) == 50
+    assert arguments.nesting_depth(_nested(200), budget=10) == 10
+
