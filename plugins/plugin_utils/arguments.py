@@ -17,6 +17,9 @@ with the filter's name: the checkers' :class:`ArgumentError` and the logic's own
 and a value of a shape the logic did not expect (a ``TypeError``, ``KeyError``, ``AttributeError``,
 ``IndexError`` or ``ValueError`` from deep inside, a ``RecursionError`` from nesting deeper than Python follows)
 is reported naming the arguments, never as a Python traceback. Every filter of the collection is decorated with it.
+
+:func:`bounded_output` refuses a tool's output (a pod's log) larger than :data:`MAX_OUTPUT_CHARACTERS` before a
+parser reads it, so one runaway log cannot hold the controller.
 """
 
 from __future__ import annotations
@@ -24,17 +27,31 @@ from __future__ import annotations
 import functools
 import inspect
 import math
+import re
 import typing as t
 from collections.abc import Mapping, Sequence
+from urllib.parse import urlsplit
 
 from ansible.errors import AnsibleError, AnsibleFilterError
 from ansible.module_utils.parsing.convert_bool import BOOLEANS_FALSE, BOOLEANS_TRUE
+
+# The most text a parser of tool output reads: 64 MiB of a pod's log (67,108,864 characters). The logs the
+# validation roles read are far smaller (nccl-tests prints one row per message size, nvbandwidth one matrix per
+# testcase, perftest one row per size; NCCL_DEBUG=INFO adds lines per rank and channel, not per byte moved);
+# a log beyond this is not one run of one tool, and reading it would hold the controller.
+MAX_OUTPUT_CHARACTERS = 64 * 1024 * 1024
 
 # How deep filter_errors looks into the arguments of a filter that hit Python's recursion limit, to name the
 # one nested too deeply, and how many values it looks at in all: enough to find the culprit, bounded so that the
 # error path stays cheap on hostvars of a large fleet.
 _DEPTH_SEARCH_LIMIT = 10_000
 _DEPTH_SEARCH_VALUES = 1_000_000
+
+# The schemes a link of a report may have: web pages, or none (a path relative to the page).
+LINK_SCHEMES = ("http", "https")
+# Whitespace and control characters, which a browser drops from a link before it reads the scheme
+# ("java\tscript:" is "javascript:"), so a link holding one is refused whole.
+_LINK_UNSAFE = re.compile("[\\s\x00-\x1f\x7f-\x9f]")
 
 # What a value of an unexpected shape raised, in an operator's words.
 _SHAPE_ERRORS: tuple[tuple[type[Exception], str], ...] = (
@@ -126,9 +143,47 @@ def fraction(name: str, value: t.Any) -> float:
     return value
 
 
+def link(name: str, value: t.Any) -> str:
+    """``value`` as a link a report may hold: ``http``/``https``, or a path relative to the page (``validation.html``,
+    ``../run-2/validation.html``); a ``javascript:``, ``data:`` or other scheme, and whitespace or a control
+    character anywhere in it, are refused."""
+    value = text(name, value)
+    if _LINK_UNSAFE.search(value):
+        raise ArgumentError(f"{name} must be an http(s) link or a relative path without whitespace or control "
+                            "characters")
+    try:
+        scheme = urlsplit(value).scheme
+    except ValueError:
+        raise ArgumentError(f"{name} must be an http(s) link or a relative path, got an address that cannot be "
+                            "read") from None
+    if scheme and scheme not in LINK_SCHEMES:
+        raise ArgumentError(f"{name} must be an http(s) link or a relative path, not a {scheme}: link")
+    return value
+
+
 def optional(checker: t.Callable[[str, t.Any], t.Any], name: str, value: t.Any) -> t.Any:
     """``None`` when ``value`` is ``None``, otherwise ``checker(name, value)``."""
     return None if value is None else checker(name, value)
+
+
+def bounded_output(name: str, value: t.Any) -> t.Any:
+    """``value`` unchanged when a tool's output of that size may be parsed: a string or bytes of at most
+    :data:`MAX_OUTPUT_CHARACTERS`, or a list of lines that joined would be no longer; other types are left to the
+    parser to refuse."""
+    if isinstance(value, (str, bytes, bytearray)):
+        size = len(value)
+    elif isinstance(value, (list, tuple)):
+        size = 0
+        for line in value:
+            size += (len(line) if isinstance(line, (str, bytes, bytearray)) else 0) + 1
+            if size > MAX_OUTPUT_CHARACTERS:
+                break
+    else:
+        return value
+    if size > MAX_OUTPUT_CHARACTERS:
+        raise ArgumentError(f"{name} holds more than {MAX_OUTPUT_CHARACTERS:,} characters (64 MiB), more than one "
+                            "run of the tool prints; give the log of the one run to read")
+    return value
 
 
 def nesting_depth(value: t.Any, limit: int = _DEPTH_SEARCH_LIMIT, budget: int = _DEPTH_SEARCH_VALUES) -> int:

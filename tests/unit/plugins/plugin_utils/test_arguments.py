@@ -189,3 +189,38 @@ def test_nesting_depth_stops_at_its_limit_and_budget():
     assert arguments.nesting_depth(_nested(200), limit=50) == 50
     assert arguments.nesting_depth(_nested(200), budget=10) == 10
 
+
+@pytest.mark.parametrize("output", [
+    "x" * (arguments.MAX_OUTPUT_CHARACTERS + 1),
+    b"x" * (arguments.MAX_OUTPUT_CHARACTERS + 1),
+    ["x" * (arguments.MAX_OUTPUT_CHARACTERS // 2)] * 2,
+])
+def test_a_tool_output_over_64_mib_is_refused_naming_the_argument(output):
+    with pytest.raises(ArgumentError, match=r"^_input holds more than 67,108,864 characters \(64 MiB\), more than "
+                                            r"one run of the tool prints; give the log of the one run to read$"):
+        arguments.bounded_output("_input", output)
+
+
+@pytest.mark.parametrize("output", ["x" * arguments.MAX_OUTPUT_CHARACTERS, ["a", "b"], {"results": []}, None])
+def test_a_tool_output_within_the_limit_is_given_back(output):
+    assert arguments.bounded_output("_input", output) is output
+
+
+@pytest.mark.parametrize("value", ["validation.html", "https://r.example/v.html", "HTTP://r.example/", "//r.example/v",
+                                   "/srv/reports/v.html", "v.html?a=b:c#d"])
+def test_a_link_may_be_http_or_relative(value):
+    assert arguments.link("validation_link", value) == value
+
+
+@pytest.mark.parametrize(("value", "message"), [
+    ("javascript:alert(1)", "validation_link must be an http(s) link or a relative path, not a javascript: link"),
+    ("mailto:ops@example.com", "validation_link must be an http(s) link or a relative path, not a mailto: link"),
+    ("v.html\n", "validation_link must be an http(s) link or a relative path without whitespace or control "
+                 "characters"),
+    ("http://[::1", "validation_link must be an http(s) link or a relative path, got an address that cannot be read"),
+    (3, "validation_link must be a string, got a number"),
+])
+def test_any_other_link_is_refused_naming_the_argument(value, message):
+    with pytest.raises(ArgumentError) as caught:
+        arguments.link("validation_link", value)
+    assert str(caught.value) == message
