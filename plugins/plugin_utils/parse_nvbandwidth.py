@@ -21,6 +21,13 @@ How nvbandwidth (v0.5 to v0.8) prints a testcase, from its ``nvbandwidth.cpp`` a
 In ``-j`` JSON a waived testcase is named; the matrices of a bidirectional testcase are appended to one
 ``bandwidth_matrix`` (3 x N rows of N cells) and ``sum``/``bandwidth_description`` are those of the last (total)
 matrix; they are split here into the same three matrices the text output shows.
+
+A cell, sum or statistic printed as ``nan``, ``inf`` or ``-inf`` (or a number too large for a float) is a parse
+error naming the line or the JSON field: such a cell is no measurement, and is never read as N/A.
+
+The JSON document is found where ``{"nvbandwidth":`` opens it (its one top-level key, as ``output.cpp`` writes
+it), at most :data:`MAX_JSON_ATTEMPTS` such places tried, so that the work stays linear in the output however many
+``{`` the launcher's noise holds; an output longer than :data:`...arguments.MAX_OUTPUT_CHARACTERS` is refused.
 """
 
 from __future__ import annotations
@@ -31,8 +38,14 @@ import re
 import typing as t
 from collections.abc import Mapping
 
+from ansible_collections.gpufabric.cluster.plugins.plugin_utils import arguments
+
 STATUSES = ("Passed", "Waived", "Not Found", "Error")
 _BIDIRECTIONAL_KEYS = {"read": ("read1", "read2", "total"), "write": ("write1", "write2", "total")}
+# Where the -j document can start: its one top-level key is "nvbandwidth". Each place that looks like it but is not
+# a whole document costs a pass over the rest of the output, so only this many are tried (a launcher log holds one
+# document; a log with more broken starts than this is not one run's).
+MAX_JSON_ATTEMPTS = 16
 
 
 class NvbandwidthParseError(ValueError):
@@ -44,8 +57,9 @@ _WAIVING_RE = re.compile(r"^Waiving (?P<name>\S+?)\.?\s*$")
 _WAIVED_RE = re.compile(r"^Waived:\s*(?P<message>.*)$")
 _NOT_FOUND_RE = re.compile(r"^ERROR:\s*(?P<message>Testcase (?:index )?(?P<name>\S+) (?:not found!|out of bound!).*)$")
 _OUTCOME_RE = re.compile(r"^(?P<status>Not Found|Error):\s*(?P<message>.*)$")
-_SUM_RE = re.compile(r"^SUM (?P<key>\S+) (?P<value>[-+0-9.eE]+)\s*$")
-_PERF_RE = re.compile(r"^&&&& PERF (?P<key>\S+) (?P<value>[-+]?[0-9.]+(?:[eE][-+]?\d+)?)")
+_NOT_FINITE = r"[-+]?(?i:nan|inf(?:inity)?)"
+_SUM_RE = re.compile(rf"^SUM (?P<key>\S+) (?P<value>[-+0-9.eE]+|{_NOT_FINITE})\s*$")
+_PERF_RE = re.compile(rf"^&&&& PERF (?P<key>\S+) (?P<value>[-+]?[0-9.]+(?:[eE][-+]?\d+)?|{_NOT_FINITE})")
 _DESCRIPTION_RE = re.compile(r"^(?=.*[A-Za-z]).*\((?P<unit>GB/s|ns)\)$")
 _HEADER_FIELDS = {
     "version": re.compile(r"^nvbandwidth Version:\s*(?P<value>\S+)"),
@@ -54,22 +68,30 @@ _HEADER_FIELDS = {
     "cuda_driver_version": re.compile(r"^CUDA Driver Version:\s*(?P<value>\S+)"),
     "driver_version": re.compile(r"^Driver Version:\s*(?P<value>\S+)"),
 }
-_CELL = r"(?:-?\d+(?:\.\d+)?|N/A)"
+_JSON_START_RE = re.compile(r'\{\s*"nvbandwidth"\s*:')
+_CELL = rf"(?:-?\d+(?:\.\d+)?|N/A|{_NOT_FINITE})"
 _ROW_RE = re.compile(rf"^\s*(?P<label>\d+)((?:\s+{_CELL})+)\s*$")
 _COLUMNS_RE = re.compile(r"^\s+\d+(?:\s+\d+)*\s*$")
 
 
-def _number(cell: t.Any) -> float | None:
+def _number(cell: t.Any, what: str) -> float | None:
+    """A cell or figure as a float; ``None`` for N/A, empty or no number; one that is not finite is refused."""
     if cell is None or isinstance(cell, bool):
         return None
-    text = str(cell).strip()
-    if text in ("", "N/A"):
-        return None
-    try:
-        value = float(text)
-    except ValueError:
-        return None
-    return value if math.isfinite(value) else None
+    if isinstance(cell, (int, float)):
+        value = float(cell)
+    else:
+        text = str(cell).strip()
+        if text in ("", "N/A"):
+            return None
+        try:
+            value = float(text)
+        except ValueError:
+            return None
+    if not math.isfinite(value):
+        shown = repr(cell) if len(str(cell)) <= 20 else f"a number of {len(str(cell))} characters"
+        raise NvbandwidthParseError(f"{what} is {shown}, not a finite number")
+    return value
 
 
 def _statistics(matrix: list[list[float | None]]) -> dict:
@@ -121,19 +143,27 @@ def _primary(testcase: dict) -> dict:
     return testcase
 
 
-def _find_json(text: str) -> dict | None:
+def _find_json(text: str) -> tuple[dict | None, bool]:
+    """The ``nvbandwidth`` mapping of the first whole ``-j`` document in ``text`` (or ``None``), and whether a
+    place that starts like one nests deeper than a JSON reader follows (read as not a document)."""
     decoder = json.JSONDecoder()
-    for match in re.finditer(r"\{", text):
+    too_deep = False
+    for attempt, match in enumerate(_JSON_START_RE.finditer(text)):
+        if attempt == MAX_JSON_ATTEMPTS:
+            break
         try:
             document, _end = decoder.raw_decode(text, match.start())
         except ValueError:
+            continue
+        except RecursionError:
+            too_deep = True
             continue
         if isinstance(document, dict) and "nvbandwidth" in document:
             if not isinstance(document["nvbandwidth"], dict):
                 raise NvbandwidthParseError("the JSON document's 'nvbandwidth' must be a mapping, got "
                                             f"{type(document['nvbandwidth']).__name__}")
-            return document["nvbandwidth"]
-    return None
+            return document["nvbandwidth"], too_deep
+    return None, too_deep
 
 
 def _json_text(case: Mapping, key: str) -> str | None:
@@ -145,7 +175,8 @@ def _json_matrices(name: str | None, case: Mapping) -> list[dict]:
     rows = case.get("bandwidth_matrix") or []
     if not isinstance(rows, list) or not all(isinstance(row, list) for row in rows):
         raise NvbandwidthParseError(f"testcase {name}: bandwidth_matrix must be a list of rows")
-    matrix = [[_number(cell) for cell in row] for row in rows]
+    matrix = [[_number(cell, f"testcase {name}: bandwidth_matrix[{row_index}][{column}]")
+               for column, cell in enumerate(row)] for row_index, row in enumerate(rows)]
     if not matrix:
         return []
     description = _json_text(case, "bandwidth_description")
@@ -154,11 +185,11 @@ def _json_matrices(name: str | None, case: Mapping) -> list[dict]:
     if name and "bidirectional" in name and direction and columns and len(matrix) == 3 * columns:
         parts = [matrix[index * columns:(index + 1) * columns] for index in range(3)]
         return [_matrix_entry(f"{name}_{suffix}", description if suffix == "total" else None, part,
-                              _number(case.get("sum")) if suffix == "total" else None)
+                              _number(case.get("sum"), f"testcase {name}: sum") if suffix == "total" else None)
                 for suffix, part in zip(_BIDIRECTIONAL_KEYS[direction], parts, strict=True)]
-    entry = _matrix_entry(name, description, matrix, _number(case.get("sum")))
+    entry = _matrix_entry(name, description, matrix, _number(case.get("sum"), f"testcase {name}: sum"))
     for key in ("min", "max", "average"):
-        reported = _number(case.get(key))
+        reported = _number(case.get(key), f"testcase {name}: {key}")
         if reported is not None:
             entry[key] = reported
     return [entry]
@@ -198,6 +229,7 @@ class _TextParser:
                                          "driver_version": None, "testcases": []}
         self.current: dict | None = None
         self.block: dict | None = None  # {description, rows}
+        self.number = 0  # the line being read, from 1
 
     def close_block(self, key: str | None = None, reported_sum: float | None = None) -> None:
         if self.block is not None and self.current is not None and (self.block["rows"] or key):
@@ -216,6 +248,7 @@ class _TextParser:
         self.result["testcases"].append(_primary(entry))
 
     def line(self, raw: str) -> None:
+        self.number += 1
         line = raw.rstrip()
         stripped = line.strip()
         if self.current is None and not self.result["testcases"]:
@@ -253,7 +286,8 @@ class _TextParser:
             return
         total = _SUM_RE.match(stripped) or _PERF_RE.match(stripped)
         if total and total.group("key").startswith(current["name"]):
-            self.close_block(total.group("key"), _number(total.group("value")))
+            key = total.group("key")
+            self.close_block(key, _number(total.group("value"), f"line {self.number}: the sum of {key}"))
             return
         if _DESCRIPTION_RE.match(stripped):
             self.close_block()
@@ -265,7 +299,10 @@ class _TextParser:
             return
         row = _ROW_RE.match(line)
         if row:
-            self.block["rows"].append([_number(cell) for cell in row.group(2).split()])
+            index = len(self.block["rows"])
+            self.block["rows"].append([_number(cell, f"line {self.number}: testcase {current['name']}, row {index} "
+                                                     f"column {column}")
+                                       for column, cell in enumerate(row.group(2).split())])
 
 
 def _from_text(lines: list[str]) -> dict:
@@ -284,14 +321,19 @@ def parse_nvbandwidth(output: t.Any) -> dict:
     (each ``key``, ``description``, ``unit`` (``GB/s`` or ``ns``), ``matrix`` (rows of numbers, ``None`` for
     N/A), ``sum``/``min``/``max``/``average`` and ``off_diagonal`` statistics for a square matrix), and the
     fields of its last matrix (the total of a bidirectional testcase) at the testcase's top level.
-    Lines that are not nvbandwidth's (ssh warnings, Open MPI binding reports) are ignored.
+    Lines that are not nvbandwidth's (ssh warnings, Open MPI binding reports) are ignored. An output longer than
+    :data:`...arguments.MAX_OUTPUT_CHARACTERS` is refused (:class:`...arguments.ArgumentError` naming ``_input``).
     """
+    output = arguments.bounded_output("_input", output)
     if isinstance(output, (list, tuple)):
         output = "\n".join(str(line) for line in output)
     if not isinstance(output, str):
         raise NvbandwidthParseError(f"expected the tool's output as text, got {type(output).__name__}")
-    document = _find_json(output)
+    document, too_deep = _find_json(output)
     parsed = _from_json(document) if document is not None else _from_text(output.splitlines())
+    if not parsed["testcases"] and too_deep:
+        raise NvbandwidthParseError("no testcase found in the output: its JSON document nests lists and mappings "
+                                    "deeper than a JSON reader follows (nvbandwidth -j nests six levels)")
     if not parsed["testcases"]:
         raise NvbandwidthParseError("no testcase found in the output "
                                     "(expected 'Running <testcase>.' lines or a JSON document with 'nvbandwidth')")
