@@ -15,6 +15,12 @@ columns to each, ``-S 1`` a timestamp; builds before 2.10 have no ``root`` colum
 ``results`` (``size``, ``count``, ``type``, ``redop``, ``root`` as a padded string, ``out_of_place`` and
 ``in_place`` with ``time`` or ``cpu_time``, ``alg_bw``, ``bus_bw``, ``nwrong``; NaN written as ``"nan"``),
 ``out_of_bounds`` (``count``, ``okay``), ``average_bus_bandwidth`` (``bandwidth``, ``okay``) and ``errors``.
+
+A figure printed as ``nan``, ``inf`` or ``-inf`` (or one too large for a float) is a parse error naming the line and
+the field, in the text and in the JSON (where nccl-tests writes NaN as ``"nan"``): a ``#wrong`` of ``inf`` is no
+unchecked count and a busbw of ``nan`` no measurement. Every line is read in time linear in its length (no pattern
+here backtracks over a run of spaces), a whole number holds at most :data:`MAX_DIGITS` digits, and an output longer
+than :data:`...arguments.MAX_OUTPUT_CHARACTERS` is refused: a pod's log cannot hold the controller.
 """
 
 from __future__ import annotations
@@ -24,38 +30,64 @@ import math
 import re
 import typing as t
 
+from ansible_collections.gpufabric.cluster.plugins.plugin_utils import arguments
+
+# The most digits of a whole number nccl-tests prints (a rank, a pid, a size in bytes, a count): 18 digits hold
+# any 64-bit count it can print; more is not a number it printed, and Python refuses to convert very long ones.
+MAX_DIGITS = 18
+
 
 class NcclTestsParseError(ValueError):
     """Input the ``parse_nccl_tests`` filter cannot use; the message says what is wrong."""
 
 
+class _NotFinite(NcclTestsParseError):
+    """A figure that is no finite number: the output is refused, not the row skipped."""
+
+
 # mpirun --tag-output prefixes every line with [job,rank]<stdout>:
 _TAG_RE = re.compile(r"^\[\d+,\d+\]<std(?:out|err)>:")
+# The patterns read stripped lines: none ends in ``\s*$`` after a lazy or optional part, which would try every
+# position of a run of spaces against the rest of it (quadratic in the run's length).
 _DEVICE_RE = re.compile(
     r"^#\s+Rank\s+(?P<rank>\d+)(?:\s+Group\s+(?P<group>\d+))?\s+Pid\s+(?P<pid>\d+)\s+on\s+(?P<host>\S+)"
-    r"\s+device\s+(?P<gpu>\d+)\s+\[(?P<bus>[^\]]*)\]\s*(?P<name>.*?)\s*$")
-_OOB_RE = re.compile(r"^#\s*Out of bounds values\s*:\s*(?P<count>\d+)\s*(?P<verdict>OK|FAILED)?\s*$")
-_AVG_RE = re.compile(r"^#\s*Avg bus bandwidth\s*:\s*(?P<value>\S+)\s*(?P<verdict>OK|FAILED)?\s*$")
+    r"\s+device\s+(?P<gpu>\d+)\s+\[(?P<bus>[^\]]*)\]\s*(?P<name>.*)$")
+_OOB_RE = re.compile(r"^#\s*Out of bounds values\s*:\s*(?P<count>\d+)(?:\s+(?P<verdict>OK|FAILED))?$")
+_AVG_RE = re.compile(r"^#\s*Avg bus bandwidth\s*:\s*(?P<value>\S+)(?:\s+(?P<verdict>OK|FAILED))?$")
 _START_RE = re.compile(r"^#\s*Collective test starting:\s*(?P<name>\S+)")
-_ERROR_RE = re.compile(r"^#\s*error:\s*(?P<message>.+?)\s*$")
+_ERROR_RE = re.compile(r"^#\s*error:\s*(?P<message>.+)$")
 _WORD_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _INT_RE = re.compile(r"^-?\d+$")
 _TIMESTAMP_RE = re.compile(r"^\d{4}-\d{2}-\d{2}$|^\d{2}:\d{2}:\d{2}$")
 
 
-def _number(token: str) -> float | None:
-    """A printed figure as a float; ``N/A`` and NaN are ``None``."""
+def _shown(token: str) -> str:
+    """``token`` for a message: quoted when short, else its length."""
+    return repr(token) if len(token) <= 20 else f"a figure of {len(token)} characters"
+
+
+def _number(token: str, what: str) -> float | None:
+    """A printed figure as a float; ``N/A`` (not checked) is ``None``, a figure that is not finite is refused."""
     if token == "N/A":
         return None
     try:
         value = float(token)
     except ValueError:
-        raise NcclTestsParseError(f"{token!r} is not a number") from None
-    return None if math.isnan(value) or math.isinf(value) else value
+        raise NcclTestsParseError(f"{_shown(token)} is not a number") from None
+    if not math.isfinite(value):
+        raise _NotFinite(f"{what} is {_shown(token)}, not a finite number")
+    return value
 
 
-def _wrong(token: str) -> int | None:
-    value = _number(token)
+def _whole(digits: str, what: str) -> int:
+    """``digits`` (a match of ``-?\\d+``) as an int; more than :data:`MAX_DIGITS` digits are refused."""
+    if len(digits.lstrip("-")) > MAX_DIGITS:
+        raise NcclTestsParseError(f"{what} has {len(digits.lstrip('-'))} digits, more than a count nccl-tests prints")
+    return int(digits)
+
+
+def _wrong(token: str, what: str) -> int | None:
+    value = _number(token, what)
     if value is None:
         return None
     if value < 0 or value != int(value):
@@ -63,9 +95,9 @@ def _wrong(token: str) -> int | None:
     return int(value)
 
 
-def _placement(tokens: list[str]) -> dict:
-    return {"time_us": _number(tokens[0]), "algbw_gbps": _number(tokens[1]), "busbw_gbps": _number(tokens[2]),
-            "wrong": _wrong(tokens[3])}
+def _placement(tokens: list[str], which: str) -> dict:
+    return {"time_us": _number(tokens[0], f"the {which} time"), "algbw_gbps": _number(tokens[1], f"the {which} algbw"),
+            "busbw_gbps": _number(tokens[2], f"the {which} busbw"), "wrong": _wrong(tokens[3], f"the {which} #wrong")}
 
 
 def _text_row(tokens: list[str]) -> dict | None:
@@ -80,15 +112,15 @@ def _text_row(tokens: list[str]) -> dict | None:
     # With the root column: 1 + 8 figures (1 + 16 with -I 1), or 1 + 4 for a trace replay (in-place only).
     root: int | None = None
     if len(rest) in (5, 9, 17) and _INT_RE.match(rest[0]):
-        root, rest = int(rest[0]), rest[1:]
+        root, rest = _whole(rest[0], "the root"), rest[1:]
     elif len(rest) != 8:
         raise NcclTestsParseError(f"a row has {len(tokens)} fields, not the columns nccl-tests prints")
     if len(rest) == 4:
-        out_of_place, in_place = None, _placement(rest)
+        out_of_place, in_place = None, _placement(rest, "in-place")
     else:
         half = len(rest) // 2
-        out_of_place, in_place = _placement(rest[:4]), _placement(rest[half:half + 4])
-    size, count = int(tokens[0]), int(tokens[1])
+        out_of_place, in_place = _placement(rest[:4], "out-of-place"), _placement(rest[half:half + 4], "in-place")
+    size, count = _whole(tokens[0], "the size"), _whole(tokens[1], "the count")
     if size < 0 or count < 0:
         raise NcclTestsParseError("a row has a negative size or count")
     return {"size_bytes": size, "count": count, "type": tokens[2], "redop": tokens[3], "root": root,
@@ -99,51 +131,67 @@ def _parse_text(text: str) -> dict:
     result: dict[str, t.Any] = {"format": "text", "test": None, "devices": [], "rows": [], "out_of_bounds": None,
                                 "out_of_bounds_ok": None, "avg_busbw_gbps": None, "errors": [],
                                 "skipped_lines": []}
-    for raw in text.splitlines():
-        line = _TAG_RE.sub("", raw).strip()
-        if not line:
-            continue
-        if line.startswith("#"):
-            match = _DEVICE_RE.match(line)
-            if match:
-                result["devices"].append({
-                    "rank": int(match["rank"]), "group": int(match["group"]) if match["group"] else None,
-                    "pid": int(match["pid"]), "host": match["host"], "gpu_index": int(match["gpu"]),
-                    "pci_bus": match["bus"], "name": match["name"] or None})
-            elif (match := _OOB_RE.match(line)):
-                result["out_of_bounds"] = int(match["count"])
-                result["out_of_bounds_ok"] = result["out_of_bounds"] == 0
-            elif (match := _AVG_RE.match(line)):
-                result["avg_busbw_gbps"] = _number(match["value"])
-            elif (match := _START_RE.match(line)):
-                result["test"] = match["name"]
-            elif (match := _ERROR_RE.match(line)):
-                result["errors"].append(match["message"])
-            continue
+    for number, raw in enumerate(text.splitlines(), start=1):
         try:
-            row = _text_row(line.split())
-        except NcclTestsParseError as exc:
-            result["skipped_lines"].append(f"{line} ({exc})")
-            continue
-        if row is not None:
-            result["rows"].append(row)
+            _text_line(result, _TAG_RE.sub("", raw).strip())
+        except _NotFinite as exc:
+            raise NcclTestsParseError(f"line {number}: {exc}") from None
     if not (result["test"] or result["devices"] or result["rows"] or result["out_of_bounds"] is not None
             or result["avg_busbw_gbps"] is not None):
         raise NcclTestsParseError("no nccl-tests banner, device line, data row or summary line in the output")
     return result
 
 
+def _text_line(result: dict, line: str) -> None:
+    """Read one stripped line of the text output into ``result``."""
+    if not line:
+        return
+    if line.startswith("#"):
+        match = _DEVICE_RE.match(line)
+        if match:
+            result["devices"].append({
+                "rank": _whole(match["rank"], "a device line's rank"),
+                "group": _whole(match["group"], "a device line's group") if match["group"] else None,
+                "pid": _whole(match["pid"], "a device line's pid"), "host": match["host"],
+                "gpu_index": _whole(match["gpu"], "a device line's device"), "pci_bus": match["bus"],
+                "name": match["name"] or None})
+        elif (match := _OOB_RE.match(line)):
+            result["out_of_bounds"] = _whole(match["count"], "the out-of-bounds count")
+            result["out_of_bounds_ok"] = result["out_of_bounds"] == 0
+        elif (match := _AVG_RE.match(line)):
+            result["avg_busbw_gbps"] = _number(match["value"], "the average bus bandwidth")
+        elif (match := _START_RE.match(line)):
+            result["test"] = match["name"]
+        elif (match := _ERROR_RE.match(line)):
+            result["errors"].append(match["message"])
+        return
+    try:
+        row = _text_row(line.split())
+    except _NotFinite:
+        raise
+    except NcclTestsParseError as exc:
+        result["skipped_lines"].append(f"{line} ({exc})")
+        return
+    if row is not None:
+        result["rows"].append(row)
+
+
 def _json_number(value: t.Any, what: str) -> float | None:
-    if value is None or value == "nan":
+    """A JSON figure as a float; null (not measured) is ``None``, NaN (``"nan"``) or an infinity is refused."""
+    if value is None:
         return None
+    if isinstance(value, str) and value.strip().lower() in ("nan", "-nan", "inf", "-inf", "infinity", "-infinity"):
+        raise NcclTestsParseError(f"{what} is {value.strip()!r}, not a finite number")
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise NcclTestsParseError(f"{what} is {value!r}, not a number")
-    return None if math.isnan(value) or math.isinf(value) else float(value)
+    if not math.isfinite(value):
+        raise NcclTestsParseError(f"{what} is {value!r}, not a finite number")
+    return float(value)
 
 
 def _json_int(value: t.Any, what: str) -> int:
     if isinstance(value, str) and _INT_RE.match(value.strip()):
-        return int(value.strip())
+        return _whole(value.strip(), what)
     if isinstance(value, bool) or not isinstance(value, int):
         raise NcclTestsParseError(f"{what} is {value!r}, not a whole number")
     return value
@@ -236,7 +284,10 @@ def parse_nccl_tests(output: t.Any) -> dict:
     highest busbw of any row and placement, ``None`` without one), ``wrong_total`` (the sum of the checked
     ``#wrong``), ``complete`` (the summary lines were printed), ``errors`` (``# error:`` lines, JSON ``errors``)
     and ``skipped_lines`` (lines that start like a row but are not one, e.g. cut short, with the reason).
+    An output longer than :data:`...arguments.MAX_OUTPUT_CHARACTERS` is refused (:class:`...arguments.ArgumentError`
+    naming ``_input``).
     """
+    output = arguments.bounded_output("_input", output)
     if isinstance(output, (bytes, bytearray)):
         try:
             output = output.decode("utf-8")
@@ -253,6 +304,9 @@ def parse_nccl_tests(output: t.Any) -> dict:
                 data = json.loads(stripped)
             except ValueError as exc:
                 raise NcclTestsParseError(f"the output starts like JSON but is not JSON ({exc.args[0]})") from None
+            except RecursionError:
+                raise NcclTestsParseError("the output's JSON nests lists and mappings deeper than a JSON reader "
+                                          "follows (nccl-tests -J nests four levels)") from None
             if not isinstance(data, dict):
                 raise NcclTestsParseError("the JSON is not an object")
             result = _parse_json(data)

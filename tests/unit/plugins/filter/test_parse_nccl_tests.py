@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import time
 
 import pytest
 from ansible.errors import AnsibleFilterError
@@ -188,7 +189,7 @@ def _synthetic_json() -> dict:
         "results": [
             {"size": 8, "count": 2, "type": "float", "redop": "sum", "root": "    -1",
              "out_of_place": {"time": 12.9, "alg_bw": 0.0, "bus_bw": 0.0, "nwrong": 0.0},
-             "in_place": {"time": 12.87, "alg_bw": 0.0, "bus_bw": "nan", "nwrong": None},
+             "in_place": {"time": 12.87, "alg_bw": 0.0, "bus_bw": None, "nwrong": None},
              "actual_iterations": 20, "experiment_name": "all_reduce_perf"},
             {"size": 16, "count": 4, "type": "float", "redop": "sum", "root": "    -1",
              "out_of_place": None,
@@ -267,3 +268,122 @@ def test_any_input_gives_the_documented_shape_or_a_clear_error(value):
         assert str(exc).startswith("parse_nccl_tests: ")
         return
     _check_shape(parsed)
+
+
+# Issue 39 item 6: every line is read in time linear in its length. The old device, footer and error patterns tried
+# every position of a run of spaces against the rest of the run (50,000 spaces: about 20 s); the bounds below are
+# generous for a busy 2-core machine.
+_RUN = " " * 50_000
+
+
+@pytest.mark.parametrize("line", [
+    f"#  Rank  0 Group  0 Pid   1234 on     node-a device  0 [0000:19:00] NVIDIA{_RUN}GB200",
+    f"# Out of bounds values : 0{_RUN}x",
+    f"# Avg bus bandwidth    : 53.81{_RUN}x",
+    f"# error: unhandled{_RUN}cuda error",
+], ids=["device", "out-of-bounds", "average", "error"])
+def test_a_line_with_a_long_run_of_spaces_is_read_in_linear_time(line):
+    started = time.perf_counter()
+    parsed = parse_nccl_tests("# Collective test starting: all_reduce_perf\n" + line + "\n")
+    assert time.perf_counter() - started < 2
+    _check_shape(parsed)
+
+
+def test_the_device_name_and_the_error_message_are_kept_whole():
+    parsed = parse_nccl_tests("#  Rank  0 Group  0 Pid   1234 on     node-a device  0 [0000:19:00] NVIDIA  GB200\n"
+                              "# error: unhandled   cuda error\n")
+    assert (parsed["devices"][0]["name"], parsed["errors"]) == ("NVIDIA  GB200", ["unhandled   cuda error"])
+
+
+def test_a_rank_of_5000_digits_is_a_parse_error_not_a_python_error():
+    with pytest.raises(AnsibleFilterError) as caught:
+        parse_nccl_tests(f"#  Rank {'9' * 5000} Group  0 Pid   1234 on     node-a device  0 [0000:19:00] GB200\n")
+    assert str(caught.value) == "parse_nccl_tests: a device line's rank has 5000 digits, more than a count " \
+                                "nccl-tests prints"
+
+
+def test_json_nested_100k_deep_is_a_parse_error():
+    with pytest.raises(AnsibleFilterError) as caught:
+        parse_nccl_tests('{"results": ' + "[" * 100_000 + "]" * 100_000 + "}")
+    assert str(caught.value) == ("parse_nccl_tests: the output's JSON nests lists and mappings deeper than a JSON "
+                                 "reader follows (nccl-tests -J nests four levels)")
+
+
+@pytest.mark.parametrize("output", ["#" * (64 * 1024 * 1024 + 1), b"#" * (64 * 1024 * 1024 + 1)],
+                         ids=["text", "bytes"])
+def test_an_output_over_64_mib_is_refused_naming_the_input(output):
+    with pytest.raises(AnsibleFilterError) as caught:
+        parse_nccl_tests(output)
+    assert str(caught.value) == ("parse_nccl_tests: _input holds more than 67,108,864 characters (64 MiB), more "
+                                 "than one run of the tool prints; give the log of the one run to read")
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.sampled_from([" ", "  ", "#", "Rank", "0", "Pid", "on", "h", "device", "[", "]", ":", "error:",
+                                 "Out of bounds values", "Avg bus bandwidth", "OK", "x"]), max_size=60),
+       st.integers(1, 3000))
+def test_lines_of_device_and_footer_words_with_long_space_runs_are_read_fast(words, width):
+    line = (" " * width).join(words)
+    started = time.perf_counter()
+    try:
+        _check_shape(parse_nccl_tests(line))
+    except AnsibleFilterError as exc:
+        assert str(exc).startswith("parse_nccl_tests: ")
+    assert time.perf_counter() - started < 2
+
+
+# Issue 39 item 9: a figure that is no finite number is a parse error naming the line and the field, never "not
+# checked" (a #wrong of inf passed) or a skipped row.
+_ROW = "  1073741824  268435456  float  sum  -1  {}  {}  {}  {}  {}  {}  {}  {}"
+_FIGURES = ["9000.0", "119.30", "208.78", "0", "9001.0", "119.29", "208.76", "0"]
+_FIELDS = ["out-of-place time", "out-of-place algbw", "out-of-place busbw", "out-of-place #wrong",
+           "in-place time", "in-place algbw", "in-place busbw", "in-place #wrong"]
+
+
+def _row_with(position, token):
+    figures = list(_FIGURES)
+    figures[position] = token
+    return _ROW.format(*figures)
+
+
+@pytest.mark.parametrize("token", ["inf", "nan", "-inf", "-nan", "1" * 400])
+@pytest.mark.parametrize("position", range(8), ids=_FIELDS)
+def test_a_figure_that_is_no_finite_number_is_a_parse_error_naming_the_line_and_field(position, token):
+    text = "# Collective test starting: all_reduce_perf\n" + _row_with(position, token) + "\n"
+    with pytest.raises(AnsibleFilterError) as caught:
+        parse_nccl_tests(text)
+    shown = repr(token) if len(token) <= 20 else "a figure of 400 characters"
+    assert str(caught.value) == f"parse_nccl_tests: line 2: the {_FIELDS[position]} is {shown}, not a finite number"
+
+
+def test_an_average_bus_bandwidth_of_nan_is_a_parse_error():
+    with pytest.raises(AnsibleFilterError) as caught:
+        parse_nccl_tests("# Out of bounds values : 0 OK\n# Avg bus bandwidth    : nan\n")
+    assert str(caught.value) == "parse_nccl_tests: line 2: the average bus bandwidth is 'nan', not a finite number"
+
+
+@pytest.mark.parametrize(("placement", "value", "field"), [
+    ("in_place", {"bus_bw": "nan"}, "results[0].in_place.bus_bw is 'nan'"),
+    ("in_place", {"nwrong": "inf"}, "results[0].in_place.nwrong is 'inf'"),
+    ("out_of_place", {"alg_bw": float("inf")}, "results[0].out_of_place.alg_bw is inf"),
+    ("out_of_place", {"time": float("nan")}, "results[0].out_of_place.time is nan"),
+])
+def test_a_json_figure_that_is_no_finite_number_is_a_parse_error(placement, value, field):
+    data = _synthetic_json()
+    data["results"][0][placement].update(value)
+    with pytest.raises(AnsibleFilterError) as caught:
+        parse_nccl_tests(data)
+    assert str(caught.value) == f"parse_nccl_tests: {field}, not a finite number"
+    with pytest.raises(AnsibleFilterError) as caught:
+        parse_nccl_tests(json.dumps(data))  # json writes NaN and Infinity, and reads them back
+    assert str(caught.value) == f"parse_nccl_tests: {field}, not a finite number"
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.integers(0, 7), st.sampled_from(["inf", "-inf", "nan", "NaN", "Infinity", "1e999", "-1e400"]),
+       st.lists(st.sampled_from(_FIGURES), min_size=0, max_size=3))
+def test_a_row_with_any_non_finite_figure_never_parses(position, token, noise):
+    text = "\n".join(["# Collective test starting: all_reduce_perf", *noise, _row_with(position, token),
+                      "# Out of bounds values : 0 OK", "# Avg bus bandwidth    : 100.0"])
+    with pytest.raises(AnsibleFilterError, match=r"^parse_nccl_tests: line \d+: the .* is .*, not a finite number$"):
+        parse_nccl_tests(text)
