@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import os
+import time
 
 import pytest
 from ansible.errors import AnsibleFilterError
@@ -33,7 +34,9 @@ def test_real_sample(sample):
     assert parsed["settings"]["PCIe relax order"] == "ON"
     assert parsed["settings"]["Mtu"] == "1024[B]"
     assert parsed["settings"]["Data ex. method"] == "Ethernet"
-    assert len(parsed["settings"]) == 15
+    # two pairs on one line, the first with a one-character value (read as one pair before issue 39)
+    assert (parsed["settings"]["Number of qps"], parsed["settings"]["Transport type"]) == ("1", "IB")
+    assert len(parsed["settings"]) == 16
     assert len(parsed["rows"]) == 23
     assert parsed["rows"][0] == {"bytes": 2, "iterations": 5000, "bw_peak_gbps": 0.11, "bw_average_gbps": 0.11,
                                  "msg_rate_mpps": 6.897101}
@@ -134,3 +137,78 @@ def test_any_input_gives_the_documented_shape_or_a_filter_error(output):
     for row in parsed["rows"]:
         assert isinstance(row["bytes"], int) and isinstance(row["iterations"], int)
         assert isinstance(row["bw_average_gbps"], float)
+
+
+# Issue 39 item 6: every line is read in time linear in its length. The old header pattern looked ahead for the next
+# key from every position of a value, and the column pattern scanned to the line's end from every unclosed "BW
+# peak[" (20,000 repeats: 25 to 40 s); the bounds below are generous for a busy 2-core machine.
+@pytest.mark.parametrize("line", [
+    "Dual-port : " + "OFF  " * 20_000,
+    "Dual-port :" + " OFF  Device" * 20_000,
+    "Dual-port : OFF" + " " * 50_000 + "x",
+    " #bytes " + "BW peak[" * 20_000,
+], ids=["values", "keys", "spaces", "columns"])
+def test_a_long_header_or_column_line_is_read_in_linear_time(sample, line):
+    banner = "                   RDMA_Write BW Test\n"
+    started = time.perf_counter()
+    try:
+        parse_ib_write_bw(banner + line + "\n" + sample.split(banner, 1)[1])
+    except AnsibleFilterError as exc:
+        assert str(exc).startswith("parse_ib_write_bw: ")
+    assert time.perf_counter() - started < 2
+
+
+@pytest.mark.parametrize(("line", "settings"), [
+    ("Dual-port       : OFF          Device         : mlx5_0", {"Dual-port": "OFF", "Device": "mlx5_0"}),
+    ("Number of qps   : 1            Transport type : IB", {"Number of qps": "1", "Transport type": "IB"}),
+    ("Mtu             : 1024[B]", {"Mtu": "1024[B]"}),
+    ("Some key : a value with: a colon  Next : 2", {"Some key": "a value with: a colon", "Next": "2"}),
+    ("Empty :   Next : 2", {"Next": "2"}),
+    ("  : no key", {}),
+])
+def test_header_pairs(line, settings):
+    parsed = parse_ib_write_bw(f"RDMA_Write BW Test\n{line}\n #bytes  #iterations  BW peak[Gb/sec]  "
+                               "BW average[Gb/sec]  MsgRate[Mpps]\n 65536  10  1.0  1.0  1.0\n")
+    assert parsed["settings"] == settings
+
+
+def test_an_output_over_64_mib_is_refused_naming_the_input():
+    with pytest.raises(AnsibleFilterError) as caught:
+        parse_ib_write_bw(["x" * (32 * 1024 * 1024)] * 2 + ["x"])
+    assert str(caught.value) == ("parse_ib_write_bw: _input holds more than 67,108,864 characters (64 MiB), more "
+                                 "than one run of the tool prints; give the log of the one run to read")
+
+
+# Issue 39 item 9: a column that is no finite number is a parse error naming the line and the column, never a row
+# skipped as noise.
+@pytest.mark.parametrize(("column", "cell", "message"), [
+    (3, "nan", "BW average is 'nan'"),
+    (2, "inf", "BW peak is 'inf'"),
+    (4, "-inf", "MsgRate is '-inf'"),
+    (3, "1" * 400, "BW average is a number of 400 characters"),
+])
+def test_a_figure_that_is_no_finite_number_is_a_parse_error(sample, column, cell, message):
+    row = "65536      5000             92.39              92.38              0.176196"
+    cells = row.split()
+    cells[column] = cell
+    assert row in sample
+    with pytest.raises(AnsibleFilterError) as caught:
+        parse_ib_write_bw(sample.replace(row, "   ".join(cells)))
+    assert str(caught.value) == f"parse_ib_write_bw: line 38: {message}, not a finite number"
+
+
+def test_a_byte_count_of_5000_digits_is_a_parse_error(sample):
+    with pytest.raises(AnsibleFilterError) as caught:
+        parse_ib_write_bw(sample.replace("65536      5000 ", "9" * 5000 + "      5000 "))
+    assert str(caught.value) == "parse_ib_write_bw: line 38: #bytes has 5000 digits, more than a count perftest prints"
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.sampled_from(["nan", "NaN", "-nan", "inf", "-inf", "Infinity"]), st.integers(2, 4))
+def test_no_row_with_a_non_finite_figure_is_read_or_skipped(token, column):
+    cells = ["65536", "5000", "92.39", "92.38", "0.176196"]
+    cells[column] = token
+    output = ("RDMA_Write BW Test\n #bytes     #iterations    BW peak[Gb/sec]    BW average[Gb/sec]   MsgRate[Mpps]\n"
+              + "  ".join(cells) + "\n")
+    with pytest.raises(AnsibleFilterError, match=r"^parse_ib_write_bw: line 3: .*, not a finite number$"):
+        parse_ib_write_bw(output)
