@@ -16,10 +16,14 @@ one entry), the unnamed entries are named by position.
 Bidirectional testcases: each direction's matrix (``_read1``/``_read2`` or ``_write1``/``_write2``) is judged
 against the threshold, as each direction of a full-duplex NVLink carries the unidirectional peak; the
 ``_total`` matrix (their sum) is reported, not judged.
+
+A judged cell above :data:`CELL_CEILING_GBPS` fails as physically impossible; a cell that is not a finite number
+(NaN, an infinity) cannot be judged.
 """
 
 from __future__ import annotations
 
+import math
 import re
 import typing as t
 from collections.abc import Mapping
@@ -34,6 +38,10 @@ NVLINK_PEAK_GBPS: tuple[tuple[str, float], ...] = (
     (r"\bG?H[12]00\b|\bH800\b", 450.0),  # Hopper: H100, H200, GH200, H800 (NVLink 4)
     (r"\bA100\b|\bA800\b", 300.0),  # Ampere (NVLink 3)
 )
+# The most one GPU pair can measure in one direction: the fastest NVLink of the table above (NVLink 5, 900 GB/s each
+# way). A cell of a judged matrix (unidirectional, or one direction of a bidirectional testcase) above it is
+# physically impossible: a parse or unit error, never a measurement.
+CELL_CEILING_GBPS = max(peak for _pattern, peak in NVLINK_PEAK_GBPS)
 DEFAULT_PEAK_FRACTION = 0.7
 MAX_LISTED_PAIRS = 10
 
@@ -77,14 +85,18 @@ def _matrices(testcase: Mapping) -> list[tuple[str | None, str, list]]:
 
 def _cells(label: str, matrix: t.Any, gpus: int) -> tuple[list[tuple[int, int]], list[str]]:
     if not isinstance(matrix, list) or not all(isinstance(row, list) for row in matrix) or not all(
-            cell is None or (isinstance(cell, (int, float)) and not isinstance(cell, bool))
+            cell is None or (isinstance(cell, (int, float)) and not isinstance(cell, bool) and math.isfinite(cell))
             for row in matrix for cell in row):
-        raise NvbandwidthJudgeError(f"{label}: the matrix must be rows of numbers or null "
+        raise NvbandwidthJudgeError(f"{label}: the matrix must be rows of finite numbers or null "
                                     "(the result of gpufabric.cluster.parse_nvbandwidth)")
-    size = f"{len(matrix)}x{len(matrix[0]) if matrix else 0}"
+    lengths = sorted({len(row) for row in matrix})
+    if len(lengths) > 1:
+        listed = ", ".join(map(str, lengths[:-1])) + f" and {lengths[-1]}"
+        return [], [f"{label}: the matrix has {len(matrix)} rows of {listed} cells, not one length, expected "
+                    f"{gpus}x{gpus} (nodes x GPUs per node): the output is cut short or mangled"]
     if len(matrix) != gpus or any(len(row) != gpus for row in matrix):
-        return [], [f"{label}: the matrix is {size}, expected {gpus}x{gpus} (nodes x GPUs per node): "
-                    "the job did not span every GPU of the ComputeDomain"]
+        return [], [f"{label}: the matrix is {len(matrix)}x{lengths[0] if lengths else 0}, expected {gpus}x{gpus} "
+                    "(nodes x GPUs per node): the job did not span every GPU of the ComputeDomain"]
     cells = [(row, column) for row in range(gpus) for column in range(gpus) if row != column]
     missing = [(row, column) for row, column in cells if matrix[row][column] is None]
     reasons = []
@@ -116,6 +128,13 @@ def _judge_testcase(testcase: Mapping, gpus: int, threshold: float) -> tuple[dic
         measured, matrix_reasons = _cells(label, matrix, gpus)
         reasons.extend(matrix_reasons)
         matrix_pairs = [_pair(matrix, row, column, key) for row, column in measured]
+        impossible = [pair for pair in matrix_pairs if pair["gbps"] > CELL_CEILING_GBPS]
+        if impossible:
+            listed = ", ".join(f"{pair['from']}->{pair['to']} {pair['gbps']}" for pair in impossible[:MAX_LISTED_PAIRS])
+            more = f" and {len(impossible) - MAX_LISTED_PAIRS} more" if len(impossible) > MAX_LISTED_PAIRS else ""
+            reasons.append(f"{label}: {len(impossible)} GPU pair(s) above {CELL_CEILING_GBPS:g} GB/s, what NVLink 5 "
+                           f"carries in one direction: {listed}{more}; physically impossible, a parse or unit error, "
+                           "not a measurement")
         matrix_below = [pair for pair in matrix_pairs if pair["gbps"] < threshold]
         if matrix_below:
             listed = ", ".join(f"{pair['from']}->{pair['to']} {pair['gbps']}"

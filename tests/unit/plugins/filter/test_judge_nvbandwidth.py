@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 
 import pytest
@@ -218,3 +219,81 @@ def test_any_parsed_result_gives_a_verdict_or_a_filter_error(parsed, gpus, testc
     assert all(case["status"] in ("pass", "fail", "waived") for case in verdict["testcases"])
     measured = [case for case in verdict["testcases"] if case["status"] != "waived"]
     assert verdict["status"] == "fail" or measured
+
+
+# Issue 39 item 9: a NaN cell passed (NaN < threshold is false); a cell above what NVLink 5 carries in one
+# direction (900 GB/s) is physically impossible.
+
+def _two_gpus(cell):
+    return {"testcases": [{"name": "device_to_device_memcpy_read_ce", "status": "Passed", "unit": "GB/s",
+                           "matrix": [[None, cell], [800.0, None]]}]}
+
+
+@pytest.mark.parametrize("cell", [float("nan"), float("inf"), float("-inf")])
+def test_a_cell_that_is_no_finite_number_cannot_be_judged(cell):
+    with pytest.raises(AnsibleFilterError) as caught:
+        judge_nvbandwidth(_two_gpus(cell), 1, 2, threshold_gbps=600)
+    assert str(caught.value) == ("judge_nvbandwidth: testcase device_to_device_memcpy_read_ce: the matrix must be rows "
+                                 "of finite numbers or null (the result of gpufabric.cluster.parse_nvbandwidth)")
+
+
+def test_a_cell_above_what_nvlink_5_carries_in_one_direction_fails_as_physically_impossible():
+    verdict = judge_nvbandwidth(_two_gpus(1e9), 1, 2, threshold_gbps=600)
+    assert (verdict["status"], verdict["testcases"][0]["status"]) == ("fail", "fail")
+    assert verdict["reasons"] == [
+        "testcase device_to_device_memcpy_read_ce: 1 GPU pair(s) above 900 GB/s, what NVLink 5 carries in one "
+        "direction: 0->1 1000000000.0; physically impossible, a parse or unit error, not a measurement"]
+    assert judge_nvbandwidth(_two_gpus(900.0), 1, 2, threshold_gbps=600)["status"] == "pass"
+
+
+def test_each_direction_of_a_bidirectional_testcase_has_the_ceiling_and_the_total_does_not():
+    parsed = parse_nvbandwidth(BIDIRECTIONAL.replace("770.00", "1700.00").replace(" 0       N/A    390.00",
+                                                                                   " 0       N/A    950.00"))
+    verdict = judge_nvbandwidth(parsed, 1, 2, threshold_gbps=300,
+                                testcases=["device_to_device_bidirectional_memcpy_read_ce"])
+    assert verdict["reasons"] == [
+        "testcase device_to_device_bidirectional_memcpy_read_ce (read1): 1 GPU pair(s) above 900 GB/s, what NVLink 5 "
+        "carries in one direction: 0->1 950.0; physically impossible, a parse or unit error, not a measurement"]
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.floats(allow_nan=True, allow_infinity=True))
+def test_no_cell_passes_unless_it_is_a_finite_figure_within_the_ceiling(cell):
+    try:
+        verdict = judge_nvbandwidth(_two_gpus(cell), 1, 2, threshold_gbps=1)
+    except AnsibleFilterError:
+        assert not math.isfinite(cell)
+        return
+    assert verdict["status"] == ("pass" if 1 <= cell <= 900 else "fail")
+
+
+# Issue 39 item 10: a matrix whose rows differ in length said "the matrix is 2x2, expected 2x2".
+@pytest.mark.parametrize(("matrix", "message"), [
+    ([[None, 800.0], [800.0, None, 800.0]], "the matrix has 2 rows of 2 and 3 cells, not one length, expected 2x2 "
+                                            "(nodes x GPUs per node): the output is cut short or mangled"),
+    ([[None, 800.0], [800.0]], "the matrix has 2 rows of 1 and 2 cells, not one length, expected 2x2 (nodes x GPUs "
+                               "per node): the output is cut short or mangled"),
+    ([[None, 800.0, 1.0], [800.0, None, 1.0]], "the matrix is 2x3, expected 2x2 (nodes x GPUs per node): the job did "
+                                               "not span every GPU of the ComputeDomain"),
+    ([], "the matrix is 0x0, expected 2x2 (nodes x GPUs per node): the job did not span every GPU of the "
+         "ComputeDomain"),
+])
+def test_a_matrix_of_another_size_says_what_differs(matrix, message):
+    parsed = {"testcases": [{"name": "device_to_device_memcpy_read_ce", "status": "Passed", "unit": "GB/s",
+                             "matrix": matrix}]}
+    verdict = judge_nvbandwidth(parsed, 1, 2, threshold_gbps=600)
+    assert verdict["reasons"] == [f"testcase device_to_device_memcpy_read_ce: {message}"]
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.integers(1, 4).flatmap(lambda gpus: st.tuples(st.just(gpus), st.lists(st.integers(0, 5), min_size=gpus - 1,
+                                                                                max_size=gpus - 1))))
+def test_a_size_reason_never_says_the_size_it_expects(case):
+    gpus, lengths = case
+    # one row per GPU, the first of the expected length, the others of any length
+    matrix = [[800.0] * length for length in (gpus, *lengths)]
+    parsed = {"testcases": [{"name": "t", "status": "Passed", "unit": "GB/s", "matrix": matrix}]}
+    verdict = judge_nvbandwidth(parsed, 1, gpus, threshold_gbps=600)
+    for reason in verdict["reasons"]:
+        if "expected" in reason:
+            assert f"is {gpus}x{gpus}," not in reason
