@@ -6,16 +6,20 @@
 The logic of the ``gpufabric.cluster.judge_nccl_tests`` filter; errors are :class:`NcclTestsJudgeError` (and
 :class:`...arguments.ArgumentError` for a wrong argument).  A run passes when no ``#wrong`` is non-zero, the
 out-of-bounds line says 0, no rank is missing, and the peak busbw over the large sizes (``>= min_size_bytes``)
-reaches the threshold: given, or derived from the facts with the calibration points below.
+reaches the threshold: given, or derived from the facts with the calibration points below. A busbw above
+:data:`BUSBW_CEILING_GBPS` fails as physically impossible, and a figure that is not a finite number (NaN, an
+infinity) cannot be judged.
 """
 
 from __future__ import annotations
 
+import itertools
+import math
 import re
 import typing as t
 from collections.abc import Mapping
 
-from ansible_collections.gpufabric.cluster.plugins.plugin_utils import arguments
+from ansible_collections.gpufabric.cluster.plugins.plugin_utils import arguments, judge_nvbandwidth
 
 GIB = 1024 ** 3
 DEFAULT_MIN_SIZE_BYTES = GIB
@@ -31,6 +35,20 @@ NVLINK_FLOORS_GBPS = {"GB200": 600.0}
 # Calibration: InfiniBand NDR 400G gives about 46-48 GB/s busbw per NIC; about 24 GB/s per 200G (HDR) NIC (public
 # multi-node all_reduce results cited in gpufabric.cluster issue 19).  The lower end of each range is the floor.
 RDMA_PER_NIC_GBPS = {400: 46.0, 200: 24.0}
+
+# The most busbw one GPU can show, over the NVLink domain and over the rails alike: twice the most one GPU's NVLink
+# carries in one direction in any generation (judge_nvbandwidth.CELL_CEILING_GBPS, NVLink 5: 900 GB/s each way,
+# 1.8 TB/s in all). busbw = algbw * 2 (n-1) / n (nccl-tests doc/PERFORMANCE.md) is less than twice algbw, and algbw
+# no more than what a GPU receives: the whole buffer, at most at NVLink's rate in one direction even with NVLink
+# SHARP reducing in the switch. Over the rails the NICs carry part of the bytes and NVLink the rest (a few nodes
+# move most of them over NVLink, so the NICs' rate bounds no busbw), and a GPU receives no faster. A busbw above this
+# is a parse or unit error, never a measurement.
+BUSBW_CEILING_GBPS = 2 * judge_nvbandwidth.CELL_CEILING_GBPS
+
+# The most ranks one job can have: 2**20, far above any job this collection plans (a GB200 NVL72 domain has 72
+# GPUs; the RDMA rails' job one rank a GPU of the nodes given) and above the GPUs of any one system built. A device
+# line of a higher rank is not of a job's run, and the judge never counts up to a rank number a log holds.
+MAX_RANKS = 1_048_576
 
 # NCCL_DEBUG=INFO lines that show the path a run took (NCCL's own log words).
 _TRANSPORT_PATTERNS = (
@@ -99,10 +117,12 @@ def _placements(row: Mapping) -> list[Mapping]:
     return [placement for placement in (row.get("out_of_place"), row.get("in_place")) if isinstance(placement, Mapping)]
 
 
-def _listed(items: list, separator: str = ", ", limit: int = 8) -> str:
-    """The first ``limit`` of ``items`` joined, and how many more (a failure of a 72-rank job lists no 72 ranks)."""
+def _listed(items: list, separator: str = ", ", limit: int = 8, total: int | None = None) -> str:
+    """The first ``limit`` of ``items`` joined, and how many more of ``total`` (default: all of ``items``): a
+    failure of a 72-rank job lists no 72 ranks."""
+    total = len(items) if total is None else total
     shown = separator.join(map(str, items[:limit]))
-    return shown if len(items) <= limit else f"{shown} and {len(items) - limit} more"
+    return shown if total <= limit else f"{shown} and {total - limit} more"
 
 
 def _check_parsed(parsed: t.Any) -> Mapping:
@@ -114,6 +134,17 @@ def _check_parsed(parsed: t.Any) -> Mapping:
         if not isinstance(row, Mapping) or not isinstance(row.get("size_bytes"), int) \
                 or isinstance(row.get("size_bytes"), bool):
             raise NcclTestsJudgeError(f"rows[{index}] is not a parse_nccl_tests row")
+        for which in ("out_of_place", "in_place"):
+            placement = row.get(which)
+            if not isinstance(placement, Mapping):
+                continue
+            busbw, wrong = placement.get("busbw_gbps"), placement.get("wrong")
+            if isinstance(busbw, float) and not math.isfinite(busbw):
+                raise NcclTestsJudgeError(f"rows[{index}].{which}.busbw_gbps is {busbw!r}, not a finite number (a "
+                                          "figure parse_nccl_tests refuses)")
+            if wrong is not None and (isinstance(wrong, bool) or not isinstance(wrong, int) or wrong < 0):
+                raise NcclTestsJudgeError(f"rows[{index}].{which}.wrong must be a count or null (not checked), got "
+                                          f"{wrong!r}")
     return parsed
 
 
@@ -136,8 +167,11 @@ def judge_nccl_tests(parsed: t.Any, threshold_gbps: t.Any = None, facts: t.Any =
     expected_ranks = arguments.optional(arguments.positive, "ranks", ranks)
     if expected_ranks is not None and int(expected_ranks) != expected_ranks:
         raise arguments.ArgumentError(f"ranks must be a whole number, got {expected_ranks!r}")
+    if expected_ranks is not None and expected_ranks > MAX_RANKS:
+        raise arguments.ArgumentError(f"ranks must be at most {MAX_RANKS:,}, the most ranks a job can have, "
+                                      f"got {int(expected_ranks):,}")
     if log is not None:
-        log = arguments.text("log", log, allow_empty=True)
+        log = arguments.text("log", arguments.bounded_output("log", log), allow_empty=True)
     if threshold is not None:
         source = "given"
     elif facts is not None:
@@ -171,13 +205,20 @@ def judge_nccl_tests(parsed: t.Any, threshold_gbps: t.Any = None, facts: t.Any =
         if isinstance(device, Mapping) and isinstance(device.get("rank"), int):
             lines_by_rank.setdefault(device["rank"], []).append(device.get("host"))
     hosts_by_rank = {rank: hosts[0] for rank, hosts in lines_by_rank.items()}
-    count = int(expected_ranks) if expected_ranks is not None else (max(hosts_by_rank) + 1 if hosts_by_rank else 0)
-    missing = [rank for rank in range(count) if rank not in hosts_by_rank]
-    if missing:
-        failures.append(f"rank(s) missing from the device lines: {_listed(missing)}")
+    impossible = sorted(rank for rank in hosts_by_rank if rank >= MAX_RANKS)
+    if impossible:
+        failures.append(f"rank(s) above the {MAX_RANKS:,} a job can have: {_listed(impossible)} (the log is not of "
+                        "one job's run)")
+    possible = [rank for rank in hosts_by_rank if rank < MAX_RANKS]
+    count = int(expected_ranks) if expected_ranks is not None else (max(possible) + 1 if possible else 0)
+    # Counted from the device lines, not up to the rank count: a log of a few lines costs a few steps.
+    present = sum(1 for rank in hosts_by_rank if 0 <= rank < count)
+    if present < count:
+        first = list(itertools.islice((rank for rank in range(count) if rank not in hosts_by_rank), 8))
+        failures.append(f"rank(s) missing from the device lines: {_listed(first, total=count - present)}")
     # A rank the job did not have, or one printed by two processes, means the log is not this one job's run (another
     # run's output, or processes that each ran alone because MPI did not join them).
-    extra = [rank for rank in sorted(hosts_by_rank) if rank < 0 or rank >= count]
+    extra = [rank for rank in sorted(hosts_by_rank) if rank < 0 or count <= rank < MAX_RANKS]
     if extra:
         failures.append(f"rank(s) the job of {count} did not have: {_listed(extra)}")
     repeated = [f"{rank} ({', '.join(map(str, hosts))})" for rank, hosts in sorted(lines_by_rank.items())
@@ -193,6 +234,12 @@ def judge_nccl_tests(parsed: t.Any, threshold_gbps: t.Any = None, facts: t.Any =
              if busbw is not None]
     peak = max(large, key=lambda item: item[1], default=None)
     worst = min(large, key=lambda item: item[1], default=None)
+    impossible = max(((row["size_bytes"], value) for row in rows for value in map(_busbw, _placements(row))
+                      if value is not None and value > BUSBW_CEILING_GBPS), key=lambda item: item[1], default=None)
+    if impossible:
+        failures.append(f"busbw {impossible[1]:g} GB/s (at {impossible[0]} B) is above {BUSBW_CEILING_GBPS:,.0f} "
+                        "GB/s, what one GPU's NVLink 5 carries in both directions: physically impossible, a parse or "
+                        "unit error, not a measurement")
     if not large:
         failures.append(f"no row at or above {int(min_size)} B with a busbw: the run did not reach the large sizes")
     elif peak[1] < threshold:

@@ -6,7 +6,9 @@
 
 from __future__ import annotations
 
+import math
 import os
+import time
 
 import pytest
 from ansible.errors import AnsibleFilterError
@@ -221,3 +223,108 @@ def test_any_parsed_shape_gives_a_verdict_or_an_error(rows, devices, oob, thresh
         assert verdict["wrong_total"] == 0 and verdict["out_of_bounds"] == 0
         assert verdict["peak_busbw_gbps"] >= verdict["threshold_gbps"]
         assert verdict["peak_size_bytes"] >= verdict["min_size_bytes"]
+
+
+# Issue 39 item 6: a rank number in the log never makes the judge count up to it (# Rank 200000000 took 32 s and
+# 7.7 GB); a rank above what a job can have fails the run by name. Generous bounds for a busy 2-core machine.
+
+def _device_line(rank):
+    return f"#  Rank {rank} Group  0 Pid   1234 on     tray-0 device  0 [0008:01:00] NVIDIA GB200\n"
+
+
+def test_a_rank_above_what_a_job_can_have_fails_the_run_at_once():
+    text = _synthetic_run(ranks=2) + _device_line(200_000_000)
+    started = time.perf_counter()
+    verdict = judge_nccl_tests(parse_nccl_tests(text), facts=GB200)
+    assert time.perf_counter() - started < 1
+    assert verdict["failures"] == [
+        "rank(s) above the 1,048,576 a job can have: 200000000 (the log is not of one job's run)"]
+
+
+def test_a_high_rank_within_the_bound_lists_the_first_missing_ranks_without_counting_them_all():
+    started = time.perf_counter()
+    verdict = judge_nccl_tests(parse_nccl_tests(_synthetic_run(ranks=2) + _device_line(1_048_575)), facts=GB200)
+    assert time.perf_counter() - started < 1
+    assert verdict["failures"] == [
+        "rank(s) missing from the device lines: 2, 3, 4, 5, 6, 7, 8, 9 and 1048565 more"]
+
+
+def test_ranks_above_what_a_job_can_have_are_refused():
+    with pytest.raises(AnsibleFilterError) as caught:
+        judge_nccl_tests(parse_nccl_tests(_synthetic_run()), facts=GB200, ranks=200_000_000)
+    assert str(caught.value) == ("judge_nccl_tests: ranks must be at most 1,048,576, the most ranks a job can have, "
+                                 "got 200,000,000")
+
+
+def test_a_log_over_64_mib_is_refused_naming_it():
+    with pytest.raises(AnsibleFilterError) as caught:
+        judge_nccl_tests(parse_nccl_tests(_synthetic_run()), facts=GB200, log="x" * (64 * 1024 * 1024 + 1))
+    assert str(caught.value) == ("judge_nccl_tests: log holds more than 67,108,864 characters (64 MiB), more than "
+                                 "one run of the tool prints; give the log of the one run to read")
+
+
+@settings(deadline=None, max_examples=60)
+@given(st.lists(st.integers(0, 10 ** 18 - 1), min_size=1, max_size=8), st.none() | st.integers(1, 1_048_576))
+def test_any_rank_numbers_give_a_verdict_in_time(ranks, expected):
+    text = _synthetic_run(ranks=0) + "".join(_device_line(rank) for rank in ranks)
+    started = time.perf_counter()
+    verdict = judge_nccl_tests(parse_nccl_tests(text), threshold_gbps=600, ranks=expected)
+    assert time.perf_counter() - started < 1
+    impossible = sorted({rank for rank in ranks if rank >= 1_048_576})
+    assert any(failure.startswith("rank(s) above the 1,048,576") for failure in verdict["failures"]) == \
+        bool(impossible)
+    assert verdict["passed"] is (not verdict["failures"])
+
+
+# Issue 39 item 9: a busbw no GPU can reach fails as physically impossible (1e9 GB/s passed); the ceiling is twice
+# what NVLink 5 carries in one direction (900 GB/s), the same over the NVLink domain and over the rails.
+
+def test_a_busbw_above_what_a_gpu_can_move_fails_as_physically_impossible():
+    verdict = judge_nccl_tests(parse_nccl_tests(_synthetic_run(busbw=1e9)), facts=GB200, ranks=8)
+    assert verdict["passed"] is False
+    assert verdict["failures"] == [
+        "busbw 1e+09 GB/s (at 8589934592 B) is above 1,800 GB/s, what one GPU's NVLink 5 carries in both directions: "
+        "physically impossible, a parse or unit error, not a measurement"]
+    rails = judge_nccl_tests(parse_nccl_tests(_synthetic_run(busbw=2000)), ranks=8,
+                             facts={"shape": "rdma", "nic_rate_gbps": 400, "nics": 8})
+    assert rails["failures"] == [
+        "busbw 2000 GB/s (at 8589934592 B) is above 1,800 GB/s, what one GPU's NVLink 5 carries in both directions: "
+        "physically impossible, a parse or unit error, not a measurement"]
+
+
+def test_a_busbw_at_the_ceiling_is_judged_as_a_measurement():
+    verdict = judge_nccl_tests(parse_nccl_tests(_synthetic_run(busbw=1800)), facts=GB200, ranks=8)
+    assert verdict["passed"] is True, verdict["failures"]
+
+
+@pytest.mark.parametrize(("placement", "message"), [
+    ({"busbw_gbps": float("nan")}, "rows[0].in_place.busbw_gbps is nan, not a finite number (a figure "
+                                   "parse_nccl_tests refuses)"),
+    ({"busbw_gbps": float("inf")}, "rows[0].in_place.busbw_gbps is inf, not a finite number (a figure "
+                                   "parse_nccl_tests refuses)"),
+    ({"wrong": float("inf")}, "rows[0].in_place.wrong must be a count or null (not checked), got inf"),
+    ({"wrong": "nan"}, "rows[0].in_place.wrong must be a count or null (not checked), got 'nan'"),
+])
+def test_a_figure_that_is_no_finite_number_cannot_be_judged(placement, message):
+    parsed = parse_nccl_tests(_synthetic_run())
+    parsed["rows"][0]["in_place"].update(placement)
+    with pytest.raises(AnsibleFilterError) as caught:
+        judge_nccl_tests(parsed, facts=GB200, ranks=8)
+    assert str(caught.value) == f"judge_nccl_tests: {message}"
+
+
+@settings(deadline=None, max_examples=60)
+@given(st.floats(allow_nan=True, allow_infinity=True), st.sampled_from(["out_of_place", "in_place"]))
+def test_no_busbw_passes_unless_it_is_a_finite_figure_within_the_ceiling(busbw, placement):
+    parsed = parse_nccl_tests(_synthetic_run())
+    for row in parsed["rows"]:
+        row[placement]["busbw_gbps"] = busbw
+    try:
+        verdict = judge_nccl_tests(parsed, threshold_gbps=1)
+    except AnsibleFilterError as exc:
+        assert not math.isfinite(busbw)
+        assert str(exc).startswith("judge_nccl_tests: rows[0].")
+        return
+    assert math.isfinite(busbw)
+    if verdict["passed"]:
+        assert busbw <= 1800
