@@ -67,6 +67,11 @@ def judge_ib_write_bw(parsed: t.Any, line_rate_gbps: t.Any, min_fraction: t.Any 
     best = parsed["best_average_gbps"]
     if best is not None and (isinstance(best, bool) or not isinstance(best, (int, float)) or not math.isfinite(best)):
         raise IbWriteBwJudgeError(f"best_average_gbps must be a number or null, got {best!r}")
+    for index, row in enumerate(parsed.get("rows") or []):
+        average = row.get("bw_average_gbps") if isinstance(row, dict) else None
+        if isinstance(average, float) and not math.isfinite(average):
+            raise IbWriteBwJudgeError(f"{where}rows[{index}].bw_average_gbps is {average!r}, not a finite number (a "
+                                      "figure parse_ib_write_bw refuses)")
     impossible = [row for row in parsed.get("rows") or [] if isinstance(row, dict)
                   and isinstance(row.get("bw_average_gbps"), (int, float)) and row["bw_average_gbps"] > ceiling]
     fraction = round(best / capacity, 4) if best is not None else None

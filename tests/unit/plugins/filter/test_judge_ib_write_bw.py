@@ -145,3 +145,14 @@ def test_a_best_average_that_is_not_a_number_is_never_a_pass(parsed):
     with pytest.raises(AnsibleFilterError) as caught:
         judge_ib_write_bw(dict(parsed, best_average_gbps=float("nan")), 100)
     assert str(caught.value) == "judge_ib_write_bw: best_average_gbps must be a number or null, got nan"
+
+
+# Issue 39 item 9: a row that is no finite number cannot be judged (NaN is above no ceiling and below no floor).
+@pytest.mark.parametrize("average", [float("nan"), float("inf")])
+def test_a_row_that_is_no_finite_number_cannot_be_judged(parsed, average):
+    parsed = dict(parsed, rows=[dict(row) for row in parsed["rows"]])
+    parsed["rows"][3]["bw_average_gbps"] = average
+    with pytest.raises(AnsibleFilterError) as caught:
+        judge_ib_write_bw(parsed, 100, port="mlx5_0/1")
+    assert str(caught.value) == (f"judge_ib_write_bw: port mlx5_0/1: rows[3].bw_average_gbps is {average!r}, not a "
+                                 "finite number (a figure parse_ib_write_bw refuses)")
