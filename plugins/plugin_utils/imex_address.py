@@ -24,14 +24,29 @@ class ImexAddressError(ValueError):
     """No IMEX address can be decided for a host; the message names the host and the variable."""
 
 
+_BROADCAST = ipaddress.IPv4Address("255.255.255.255")
+
+
 def address_kind(address: ipaddress.IPv4Address | ipaddress.IPv6Address) -> str | None:
-    """``loopback``, ``unspecified`` or ``link-local`` for an address IMEX peers on other hosts cannot reach."""
+    """The kind of an address that is no unicast address of one host IMEX peers on other hosts can reach, or ``None``.
+
+    ``loopback`` (127.0.0.0/8, ::1), ``unspecified`` (0.0.0.0, ::), ``link-local`` (169.254.0.0/16, fe80::/10),
+    ``multicast`` (224.0.0.0/4, ff00::/8), ``broadcast`` (255.255.255.255) and ``reserved`` (240.0.0.0/4 and the
+    IPv6 ranges IANA has not allocated, as Python's ipaddress lists them; an IPv4-mapped IPv6 address, which
+    ipaddress counts there, is not refused as reserved).
+    """
     if address.is_loopback:
         return "loopback"
     if address.is_unspecified:
         return "unspecified"
     if address.is_link_local:
         return "link-local"
+    if address.is_multicast:
+        return "multicast"
+    if address == _BROADCAST:
+        return "broadcast"
+    if address.is_reserved and not (isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped):
+        return "reserved"
     return None
 
 

@@ -77,9 +77,10 @@ def nodes_file(addresses: t.Iterable[str], nodes: t.Iterable[str] = ()) -> list[
 
 
 def unusable_nodes(addresses: t.Iterable[str]) -> list[str]:
-    """Why the entries of a nodes file cannot form an IMEX domain: each loopback, unspecified or link-local
-    address (``'127.0.0.1 (loopback)'``), and one ``'IPv4 and IPv6 addresses mixed'`` when both families are
-    listed.  Entries that are not IP addresses are left to the caller (the probe reports them)."""
+    """Why the entries of a nodes file cannot form an IMEX domain: each address of a kind
+    :func:`.imex_address.address_kind` refuses (``'127.0.0.1 (loopback)'``, ``'224.0.0.1 (multicast)'``), and one
+    ``'IPv4 and IPv6 addresses mixed'`` when both families are listed.  Entries that are not IP addresses are left to
+    the caller (the probe reports them)."""
     problems = []
     versions = set()
     for entry in addresses:

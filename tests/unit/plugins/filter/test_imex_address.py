@@ -191,3 +191,44 @@ def test_bad_argument_types_are_refused_naming_the_argument(kwargs, message):
     with pytest.raises(AnsibleFilterError) as caught:
         imex_address(facts(), **arguments)
     assert str(caught.value) == message
+
+
+# Issue 39 item 9: an address that is no unicast address of one host (224.0.0.1 was accepted) is refused, given or
+# read from the facts, IPv4 and IPv6, with the loopback, unspecified and link-local ones refused before.
+@pytest.mark.parametrize(("address", "family", "kind"), [
+    ("224.0.0.1", "ipv4", "multicast"), ("239.255.255.250", "ipv4", "multicast"), ("ff02::1", "ipv6", "multicast"),
+    ("ff05::1:3", "ipv6", "multicast"), ("255.255.255.255", "ipv4", "broadcast"), ("240.0.0.1", "ipv4", "reserved"),
+    ("100::1", "ipv6", "reserved"),
+])
+def test_a_multicast_broadcast_or_reserved_address_is_refused(address, family, kind):
+    with pytest.raises(AnsibleFilterError) as caught:
+        imex_address({}, "h1", address=address, family=family)
+    assert str(caught.value) == (f"imex_address: host h1: gpufabric_imex_address: {address} is a {kind} address, "
+                                 "which IMEX peers on other hosts cannot reach")
+    with pytest.raises(AnsibleFilterError) as caught:
+        imex_address(facts(default_ipv4=address), "h1") if family == "ipv4" else \
+            imex_address(facts(ib0_ipv6=address), "h1", interface="ib0", family="ipv6")
+    assert f"is a {kind} address, which IMEX peers on other hosts cannot reach" in str(caught.value)
+
+
+@pytest.mark.parametrize(("address", "family"), [("10.0.0.1", "ipv4"), ("192.168.7.1", "ipv4"), ("100.64.0.1", "ipv4"),
+                                                 ("fd00::7", "ipv6"), ("2001:db8::1", "ipv6"),
+                                                 ("::ffff:10.0.0.1", "ipv6")])
+def test_a_unicast_address_of_a_host_is_kept(address, family):
+    assert imex_address({}, "h1", address=address, family=family) == str(ipaddress.ip_address(address))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.one_of(st.ip_addresses(v=4), st.ip_addresses(v=6)))
+def test_any_address_is_kept_only_when_it_is_a_unicast_address_of_one_host(address):
+    family = f"ipv{address.version}"
+    unfit = (address.is_loopback or address.is_unspecified or address.is_link_local or address.is_multicast
+             or str(address) == "255.255.255.255"
+             or (address.is_reserved and not (address.version == 6 and address.ipv4_mapped)))
+    try:
+        result = imex_address({}, "h1", address=str(address), family=family)
+    except AnsibleFilterError as exc:
+        assert unfit, str(exc)
+        assert str(exc).endswith("address, which IMEX peers on other hosts cannot reach")
+        return
+    assert not unfit and result == str(address)

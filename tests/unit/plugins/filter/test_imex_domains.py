@@ -173,7 +173,8 @@ def test_a_domain_definition_of_the_wrong_shape_is_refused(domains, message):
 
 
 @pytest.mark.parametrize(("address", "kind"), [("127.0.0.2", "loopback"), ("0.0.0.0", "unspecified"),
-                                               ("169.254.1.1", "link-local")])
+                                               ("169.254.1.1", "link-local"), ("224.0.0.1", "multicast"),
+                                               ("255.255.255.255", "broadcast"), ("240.1.2.3", "reserved")])
 def test_an_unusable_member_address_is_refused_naming_host_and_variable(address, kind):
     hostvars = {"a": host([GB200_CLIQUE], "10.0.0.1", nvidia_imex_address=address)}
     with pytest.raises(AnsibleFilterError) as caught:

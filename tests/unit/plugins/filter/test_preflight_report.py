@@ -219,6 +219,8 @@ def test_two_members_with_one_address_fail_naming_both(fleet_facts):
     pytest.param(["0.0.0.0", "10.114.0.12"], "0.0.0.0 (unspecified)", id="unspecified"),
     pytest.param(["169.254.0.7", "10.114.0.12"], "169.254.0.7 (link-local)", id="link-local-v4"),
     pytest.param(["fe80::7", "fd00::2"], "fe80::7 (link-local)", id="link-local-v6"),
+    pytest.param(["224.0.0.1", "10.114.0.12"], "224.0.0.1 (multicast)", id="multicast-v4"),  # issue 39 item 9
+    pytest.param(["ff02::1", "fd00::2"], "ff02::1 (multicast)", id="multicast-v6"),
     pytest.param(["10.114.0.11", "fd00::2"], "IPv4 and IPv6 addresses mixed", id="mixed-family"),
 ])
 def test_nodes_file_with_addresses_peers_cannot_use_is_invalid(fleet_facts, addresses, problem):
