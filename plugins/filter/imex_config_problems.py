@@ -21,12 +21,13 @@ from ansible_collections.gpufabric.cluster.plugins.plugin_utils.imex_config impo
 
 @arguments.filter_errors("imex_config_problems")
 def imex_config_problems(config: t.Any, host: t.Any, allow_unknown: t.Any = False, paths: t.Any = None,
-                         mode: t.Any = "host", driver_mode: t.Any = None) -> list[str]:
+                         mode: t.Any = "host", driver_mode: t.Any = None, socket_path: t.Any = None) -> list[str]:
     """Return the problems of ``config`` and the other inputs for ``host``; see the filter documentation."""
     try:
         return _imex_config_problems(
             arguments.text("host", host), config, arguments.boolean("allow_unknown", allow_unknown),
-            paths=arguments.optional(arguments.mapping, "paths", paths), mode=mode, driver_mode=driver_mode)
+            paths=arguments.optional(arguments.mapping, "paths", paths), mode=mode, driver_mode=driver_mode,
+            socket_path=socket_path)
     except (arguments.ArgumentError, ImexConfigError) as exc:
         raise AnsibleFilterError(f"imex_config_problems: {exc}") from None
 

@@ -24,6 +24,7 @@ from ansible_collections.gpufabric.cluster.plugins.plugin_utils.cluster_roles im
     chosen_settings,
     host_facts,
 )
+from ansible_collections.gpufabric.cluster.plugins.plugin_utils.imex_socket import socket_path_problem
 from ansible_collections.gpufabric.cluster.plugins.plugin_utils.versions import (
     COMPUTE_DOMAIN_MIN_DRIVER_VERSION,
     at_least,
@@ -152,6 +153,10 @@ def _host_managed(host: str, item: Mapping, socket: str) -> str | None:
 def _imex(facts: Mapping[str, Mapping], settings: Mapping) -> dict:
     problems = []
     host_managed = settings["imex_mode"] == "dra_host_managed"
+    socket_problem = socket_path_problem("dra_driver_imex_socket_path", settings["imex_socket_path"]) \
+        if host_managed else None
+    if socket_problem:
+        return _check("imex", [socket_problem], "")
     for host, item in sorted(facts.items()):
         problem = _host_managed(host, item, settings["imex_socket_path"]) if host_managed else _masked(host, item)
         if problem:

@@ -25,6 +25,7 @@ from ansible_collections.gpufabric.cluster.plugins.plugin_utils.cluster_roles im
     registry_repository,
     secret_names,
 )
+from ansible_collections.gpufabric.cluster.plugins.plugin_utils.imex_socket import socket_path_problem
 
 DEFAULTS = {
     "gpus": "auto",
@@ -127,10 +128,9 @@ def _imex(values: dict, chosen: Mapping, line: str) -> dict:
                                "(resources.computeDomains.imex.mode=hostManaged) needs dra-driver-nvidia-gpu 0.5 or "
                                "later; set dra_driver_chart_version to 0.5 or later, or gpufabric_imex_mode to dra")
     socket = chosen["imex_socket_path"]
-    if not socket or not socket.startswith("/") or any(c.isspace() or c == "\x00" for c in socket) \
-            or socket.endswith("/"):
-        raise ClusterRoleError(f"dra_driver_imex_socket_path must be the absolute path of the IMEX control socket, "
-                               f"got {socket!r}")
+    problem = socket_path_problem("dra_driver_imex_socket_path", socket)
+    if problem:
+        raise ClusterRoleError(problem)
     values["featureGates"] = {"HostManagedIMEXDaemon": True}
     values["resources"]["computeDomains"]["imex"] = {"mode": "hostManaged", "hostSocketPath": socket}
     return {"mode": "hostManaged", "socket_path": socket,

@@ -23,6 +23,7 @@ import typing as t
 from collections.abc import Mapping
 
 from ansible_collections.gpufabric.cluster.plugins.module_utils.imex import CONFIG_KEYS
+from ansible_collections.gpufabric.cluster.plugins.plugin_utils.imex_socket import socket_path_problem
 
 # The settings nvidia-imex knows: every key of the config.cfg the nvidia-imex package installs
 # (/etc/nvidia-imex/config.cfg), in its order, written once in module_utils/imex.py (CONFIG_SETTINGS, where the
@@ -135,12 +136,13 @@ def mode_problems(mode: t.Any, driver_mode: t.Any = None) -> list[str]:
 
 def imex_config_problems(host: str, config: t.Any, allow_unknown: bool = False, *,
                          paths: Mapping[str, t.Any] | None = None, mode: t.Any = "host",
-                         driver_mode: t.Any = None) -> list[str]:
+                         driver_mode: t.Any = None, socket_path: t.Any = None) -> list[str]:
     """Every problem of the role's input for ``host``, each one sentence starting ``host <host>: ``.
 
     ``paths`` maps the role's path variables (``nvidia_imex_config_file``, ...) to their values; ``mode`` and
     ``driver_mode`` are ``nvidia_imex_mode`` and ``nvidia_driver_imex_mode`` (``None`` when that is not set for
-    the host). An empty list means the input may be written.
+    the host); ``socket_path`` is ``nvidia_imex_socket_path``, checked by :func:`.imex_socket.socket_path_problem`
+    in ``dra_host_managed`` mode (``None``: not checked). An empty list means the input may be written.
     """
     if not isinstance(host, str) or not host:
         raise ImexConfigError(f"host must be the inventory host name, got {_shown(host)}")
@@ -153,5 +155,9 @@ def imex_config_problems(host: str, config: t.Any, allow_unknown: bool = False, 
         problem = path_problem(variable, (paths or {})[variable])
         if problem:
             problems.append(problem)
+    socket_problem = socket_path_problem("nvidia_imex_socket_path", socket_path) \
+        if mode == "dra_host_managed" and socket_path is not None else None
+    if socket_problem:
+        problems.append(socket_problem)
     problems.extend(config_problems(config, allow_unknown))
     return [f"host {host}: {problem}" for problem in problems]

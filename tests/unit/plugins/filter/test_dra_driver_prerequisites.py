@@ -154,6 +154,21 @@ def test_host_managed_control_problems(change, message):
     assert message in failed(run(ready_tray(**change), settings=HOST_MANAGED))["imex"]
 
 
+@pytest.mark.parametrize(("socket", "message"), [
+    ("/tmp/imex.sock", "dra_driver_imex_socket_path '/tmp/imex.sock' lies under /tmp, which every local user may "
+                       "write"),
+    ("/var/tmp/nvidia-imex/ctl.sock", "dra_driver_imex_socket_path '/var/tmp/nvidia-imex/ctl.sock' lies under "
+                                      "/var/tmp, which every local user may write"),
+    ("/etc/nvidia-imex/../imex.sock", "dra_driver_imex_socket_path must be the absolute path of the IMEX control "
+                                      "socket in its normal form, got '/etc/nvidia-imex/../imex.sock'"),
+])
+def test_host_managed_socket_setting_another_user_could_take_fails_even_when_the_hosts_use_it(socket, message):
+    """Issue 39 item 9: hosts READY on a socket under /tmp passed."""
+    result = run(ready_tray(socket_path=socket), settings={**HOST_MANAGED, "imex_socket_path": socket})
+    assert result["ok"] is False
+    assert failed(result)["imex"].startswith(message)
+
+
 def test_host_managed_socket_setting_must_match_the_hosts():
     assert run(ready_tray(socket_path="/run/imex.sock"),
                settings={**HOST_MANAGED, "imex_socket_path": "/run/imex.sock"})["ok"]

@@ -152,6 +152,14 @@ def test_host_managed_without_compute_domains_sets_nothing():
     ({"imex_mode": "dra_host_managed", "imex_socket_path": "/a b.sock"}, "dra_driver_imex_socket_path must be"),
     ({"imex_mode": "dra_host_managed", "imex_socket_path": ["/x"]}, "dra_driver_imex_socket_path must be a string"),
     ({"imex_mode": "dra_host_managed", "imex_socket_path": False}, "dra_driver_imex_socket_path must be a string"),
+    # issue 39 item 9: a socket another local user can take, or a path that climbs out of its directory
+    ({"imex_mode": "dra_host_managed", "imex_socket_path": "/tmp/imex.sock"},
+     "^dra_driver_values: dra_driver_imex_socket_path '/tmp/imex.sock' lies under /tmp, which every local user may "
+     "write"),
+    ({"imex_mode": "dra_host_managed", "imex_socket_path": "/dev/shm/imex.sock"}, "lies under /dev/shm, which every"),
+    ({"imex_mode": "dra_host_managed", "imex_socket_path": "/etc/nvidia-imex/../../var/tmp/ctl.sock"},
+     r"^dra_driver_values: dra_driver_imex_socket_path must be the absolute path of the IMEX control socket in its "
+     r"normal form, got '/etc/nvidia-imex/\.\./\.\./var/tmp/ctl\.sock', which has a '\.', '\.\.' or empty component"),
 ])
 def test_bad_imex_settings(settings, message):
     with pytest.raises(AnsibleFilterError, match=message):

@@ -165,6 +165,26 @@ def test_modes_must_agree(mode, driver_mode, expected):
     assert imex_config_problems({}, "tray-1", mode=mode, driver_mode=driver_mode) == ([expected] if expected else [])
 
 
+@pytest.mark.parametrize(("socket", "problem"), [
+    pytest.param("/tmp/imex.sock", "host tray-1: nvidia_imex_socket_path '/tmp/imex.sock' lies under /tmp, which every "
+                 "local user may write: another user could create the socket before nvidia-imex does and answer the "
+                 "DRA driver in its place; choose a directory only root writes, such as /run/nvidia-imex or "
+                 "/etc/nvidia-imex", id="tmp"),
+    pytest.param("/etc/nvidia-imex/../../tmp/x.sock", "host tray-1: nvidia_imex_socket_path must be the absolute "
+                 "path of the IMEX control socket in its normal form, got '/etc/nvidia-imex/../../tmp/x.sock', which "
+                 "has a '.', '..' or empty component (the daemon's path and the DRA driver's must compare equal, and "
+                 "stay in the directory they name)", id="dot-dot"),
+    pytest.param("imex.sock", "host tray-1: nvidia_imex_socket_path must be the absolute path of the IMEX control "
+                 "socket, got 'imex.sock'", id="relative"),
+    pytest.param("/etc/nvidia-imex/imex_ctrl.sock", None, id="default"),
+])
+def test_the_host_managed_socket_path_is_checked_in_that_mode_only(socket, problem):
+    """Issue 39 item 9: a host-managed IMEX socket under /tmp, or with '..', was accepted."""
+    assert imex_config_problems({}, "tray-1", mode="dra_host_managed", socket_path=socket) == \
+        ([problem] if problem else [])
+    assert imex_config_problems({}, "tray-1", mode="dra", socket_path=socket) == []
+
+
 def test_every_problem_is_reported_at_once():
     problems = imex_config_problems({"SERVER_PROT": 1, "LOG_LEVEL": "1=2"}, "tray-1",
                                     paths={"nvidia_imex_config_file": "/a b"}, mode="host", driver_mode="none")
