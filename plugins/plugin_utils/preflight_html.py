@@ -69,7 +69,7 @@ def _members_expected(name: str, value: t.Any) -> int:
 
 def _check_arguments(title: t.Any, validation_link: t.Any, expected_members: t.Any) -> _Args:
     return _Args(arguments.text("title", title),
-                 arguments.optional(arguments.text, "validation_link", validation_link),
+                 arguments.optional(arguments.link, "validation_link", validation_link),
                  arguments.optional(_members_expected, "expected_members", expected_members))
 
 

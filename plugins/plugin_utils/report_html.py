@@ -5,7 +5,8 @@
 
 The logic of the ``gpufabric.cluster.validation_report_html`` filter; errors are :class:`.report_markdown.ReportError`.
 Every text is redacted (:func:`...plugin_utils.redact.redact`) before it is escaped, so a URL with credentials shows
-as ``https://***@host/...``.
+as ``https://***@host/...``. Every field of the results goes through :func:`escape` or, for a figure,
+:func:`figure` (a number formatted, anything else escaped): a verdict written by hand cannot put markup in the page.
 """
 
 from __future__ import annotations
@@ -57,6 +58,16 @@ def escape(value: t.Any) -> str:
     return html.escape(redact("" if value is None else str(value)))
 
 
+def is_number(value: t.Any) -> bool:
+    """``value`` is a finite int or float (not a boolean)."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def figure(value: t.Any, spec: str = "g") -> str:
+    """A figure for the page: ``value`` formatted with ``spec`` when it is a finite number, else escaped as text."""
+    return format(value, spec) if is_number(value) else escape(value)
+
+
 def document(title: str, style: str, body: t.Sequence[str]) -> str:
     """One HTML document with the title, the inline style and the body parts, no external asset."""
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
@@ -75,7 +86,7 @@ def _colour(value: float, threshold: float, best: float) -> str:
 
 def _heatmap(testcase: Mapping, verdict: Mapping, threshold: float) -> str:
     matrix = testcase.get("matrix") or []
-    numbers = [cell for row in matrix for cell in row if cell is not None]
+    numbers = [cell for row in matrix for cell in row if is_number(cell)]
     best = max(numbers) if numbers else threshold
     below = {(pair["from"], pair["to"]) for pair in verdict.get("below_threshold") or []}
     columns = max((len(row) for row in matrix), default=0)
@@ -86,6 +97,9 @@ def _heatmap(testcase: Mapping, verdict: Mapping, threshold: float) -> str:
         for column, cell in enumerate(row):
             if cell is None:
                 cells.append('<td class="na">N/A</td>')
+                continue
+            if not is_number(cell):
+                cells.append(f'<td class="na">{escape(cell)}</td>')
                 continue
             marked = ' below' if (row_index, column) in below else ''
             colour = "#f6f8fa" if row_index == column else _colour(cell, threshold, best)
@@ -99,7 +113,7 @@ def _heatmap(testcase: Mapping, verdict: Mapping, threshold: float) -> str:
 def _compute_domain_section(result: Mapping) -> str:
     verdict = result.get("verdict") or {}
     placement = result.get("placement") or {}
-    threshold = float(verdict.get("threshold_gbps") or 0)
+    threshold = verdict.get("threshold_gbps") if is_number(verdict.get("threshold_gbps")) else 0.0
     status = verdict.get("status", "fail")
     parts = [f'<section id="compute-domain"><h2>ComputeDomain {escape(result.get("namespace"))}/'
              f'{escape(result.get("name"))}: <span class="{escape(status)}">{escape(status).upper()}</span></h2>',
@@ -111,8 +125,10 @@ def _compute_domain_section(result: Mapping) -> str:
     for case_verdict in verdict.get("testcases") or []:
         name = case_verdict.get("name")
         worst, best = case_verdict.get("worst"), case_verdict.get("best")
-        summary = (f"worst pair {worst['from']}&rarr;{worst['to']} {worst['gbps']:.2f} GB/s, best "
-                   f"{best['gbps']:.2f} GB/s, spread {case_verdict.get('spread_percent')} %") if worst and best else ""
+        summary = (f"worst pair {escape(worst.get('from'))}&rarr;{escape(worst.get('to'))} "
+                   f"{figure(worst.get('gbps'), '.2f')} GB/s, best {figure(best.get('gbps'), '.2f')} GB/s, spread "
+                   f"{figure(case_verdict.get('spread_percent'))} %") \
+            if isinstance(worst, Mapping) and isinstance(best, Mapping) else ""
         parts.append(f'<h3>{escape(name)} <span class="{escape(case_verdict.get("status"))}">'
                      f'{escape(case_verdict.get("status"))}</span></h3><p>{summary}</p>')
         if name in cases and cases[name].get("matrix"):
@@ -143,17 +159,18 @@ def _rdma_section(results: list) -> str:
     reasons: list[str] = []
     for result in results:
         verdict = result.get("verdict") or {}
-        rate = float(verdict.get("line_rate_gbps") or 0)
+        rate = verdict.get("line_rate_gbps") if is_number(verdict.get("line_rate_gbps")) else 0.0
         best = verdict.get("best_average_gbps")
-        fraction = (best / rate) if best is not None and rate else 0.0
-        required = (verdict.get("required_gbps") or 0) / rate if rate else 0.0
+        fraction = (best / rate) if is_number(best) and rate else 0.0
+        required = verdict.get("required_gbps") / rate if is_number(verdict.get("required_gbps")) and rate else 0.0
         status = verdict.get("status", "fail")
         colour = "#2da44e" if status == "pass" else "#cf222e"
         meter = (f'<div class="bar"><div style="width: {min(fraction, 1.0) * 100:.1f}%; background: {colour}"></div>'
                  f'<span style="left: {required * 100:.1f}%" title="required"></span></div>')
-        best_text = f"{best:.2f} Gb/s" if best is not None else "-"
+        best_text = f"{figure(best, '.2f')} Gb/s" if best is not None else "-"
+        rate_text = f"{figure(verdict.get('line_rate_gbps'))} Gb/s"
         parts.append(f"<tr><td>{escape(result.get('pair'))}</td><td>{escape(result.get('rail'))}</td>"
-                     f"<td>{escape(result.get('memory'))}</td><td>{best_text}</td><td>{rate:g} Gb/s</td>"
+                     f"<td>{escape(result.get('memory'))}</td><td>{best_text}</td><td>{rate_text}</td>"
                      f'<td>{meter}</td><td class="{escape(status)}">{escape(status)}</td></tr>')
         reasons.extend(verdict.get("reasons") or [])
         if status != "pass":
@@ -170,8 +187,7 @@ def _chart_points(rows: list, key: str) -> list[tuple[int, float]]:
         placement = row.get(key) if isinstance(row, Mapping) else None
         size = row.get("size_bytes") if isinstance(row, Mapping) else None
         busbw = placement.get("busbw_gbps") if isinstance(placement, Mapping) else None
-        if isinstance(size, int) and not isinstance(size, bool) and size > 0 \
-                and isinstance(busbw, (int, float)) and not isinstance(busbw, bool):
+        if isinstance(size, int) and not isinstance(size, bool) and size > 0 and is_number(busbw):
             points.append((size, float(busbw)))
     return sorted(points)
 
@@ -240,7 +256,7 @@ def _nccl_section(result: Mapping) -> str:
     verdict, placement = result["verdict"], result["placement"]
     status = str(verdict.get("status", "fail"))
     threshold = verdict.get("threshold_gbps")
-    threshold = float(threshold) if isinstance(threshold, (int, float)) and not isinstance(threshold, bool) else None
+    threshold = float(threshold) if is_number(threshold) else None
     nodes, hosts = nccl_nodes_and_hosts(result)
     where = (f"clique {escape(placement.get('clique'))} ({escape(placement.get('gpu_model'))})"
              if result.get("shape") == "nvlink" else

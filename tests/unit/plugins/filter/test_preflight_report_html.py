@@ -262,3 +262,52 @@ def test_headless_chromium_renders_the_72_host_page(report, tmp_path):
     assert rendered.dom.count("17 of 18 expected member(s)") == 2 and rendered.dom.count("18 of 18 expected") == 2
     assert 'href="validation.html"' in rendered.dom
     assert rendered.errors == []
+
+
+# Issue 39 item 10: the validation link is an http(s) link or a path relative to the page; a javascript: link (or a
+# data: one, or one a browser reads as such once it drops whitespace) was written into the page.
+@pytest.mark.parametrize(("link", "message"), [
+    ("javascript:alert(document.cookie)", "validation_link must be an http(s) link or a relative path, not a "
+                                          "javascript: link"),
+    ("JavaScript:alert(1)", "validation_link must be an http(s) link or a relative path, not a javascript: link"),
+    ("data:text/html,<script>alert(1)</script>", "validation_link must be an http(s) link or a relative path, not a "
+                                                 "data: link"),
+    ("vbscript:msgbox(1)", "validation_link must be an http(s) link or a relative path, not a vbscript: link"),
+    ("file:///etc/passwd", "validation_link must be an http(s) link or a relative path, not a file: link"),
+    ("java\tscript:alert(1)", "validation_link must be an http(s) link or a relative path without whitespace or "
+                              "control characters"),
+    ("\x01javascript:alert(1)", "validation_link must be an http(s) link or a relative path without whitespace or "
+                                "control characters"),
+    (" javascript:alert(1)", "validation_link must be an http(s) link or a relative path without whitespace or "
+                             "control characters"),
+])
+def test_a_link_that_is_not_http_or_relative_is_refused(link, message):
+    with pytest.raises(AnsibleFilterError) as caught:
+        preflight_report_html({"hosts": {}, "summary": {}}, validation_link=link)
+    assert str(caught.value) == f"preflight_report_html: {message}"
+
+
+@pytest.mark.parametrize("link", ["validation.html", "../run-2/validation.html?tab=nccl#rdma",
+                                  "https://reports.example.com/rack-1/validation.html", "http://10.0.0.5/v.html",
+                                  "/srv/reports/validation.html"])
+def test_an_http_link_or_a_relative_path_is_linked(link):
+    page = preflight_report_html({"hosts": {}, "summary": {}}, validation_link=link)
+    assert f'<a class="validation" href="{html.escape(link)}">Validation report</a>' in page
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.text(alphabet=st.characters(codec="utf-8"), min_size=1, max_size=30)
+       | st.builds("".join, st.lists(st.sampled_from(["java", "script", ":", "JAVA", "data", "/", "\t", " ", "\n",
+                                                      "http", "s", "//", "a.html", "\x00", "&#58;", "%3A"]),
+                                     min_size=1, max_size=6)))
+def test_a_linked_address_never_opens_a_scheme_other_than_http(link):
+    try:
+        page = preflight_report_html({"hosts": {}, "summary": {}}, validation_link=link)
+    except AnsibleFilterError as exc:
+        assert str(exc).startswith("preflight_report_html: validation_link ")
+        return
+    href = html.unescape(re.search(r'href="([^"]*)"', page).group(1))
+    # what a browser reads: whitespace and control characters dropped, then the scheme before the first ":"
+    cleaned = re.sub(r"[\x00-\x20\x7f-\x9f]", "", href)
+    scheme = re.match(r"^([A-Za-z][A-Za-z0-9+.-]*):", cleaned)
+    assert scheme is None or scheme.group(1).lower() in ("http", "https")

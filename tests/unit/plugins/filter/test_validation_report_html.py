@@ -10,6 +10,8 @@ import re
 
 import pytest
 from ansible.errors import AnsibleFilterError
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from ansible_collections.gpufabric.cluster.plugins.filter.judge_ib_write_bw import judge_ib_write_bw
 from ansible_collections.gpufabric.cluster.plugins.filter.judge_nvbandwidth import judge_nvbandwidth
@@ -117,3 +119,58 @@ def test_headless_chromium_renders_the_page(results, tmp_path):
     assert rendered.dom.count('<td class="cell') == 64
     assert 'data-testcase="device_to_device_memcpy_write_ce"' in rendered.dom
     assert rendered.errors == []
+
+
+# Issue 39 item 10: every field of the results is escaped; the worst pair's from/to and spread_percent were written
+# as they came. A verdict written by hand (or a result from another tool) cannot put markup in the page.
+INJECTED = '<img src=x onerror="alert(1)">'
+
+
+def test_the_worst_pair_and_the_spread_are_escaped(results):
+    case = results["compute_domain"]["verdict"]["testcases"][0]
+    case["worst"] = {"from": INJECTED, "to": INJECTED, "gbps": INJECTED}
+    case["best"] = dict(case["best"], gbps="fast")
+    case["spread_percent"] = INJECTED
+    page = validation_report_html(results)
+    assert "<img" not in page
+    escaped = "&lt;img src=x onerror=&quot;alert(1)&quot;&gt;"
+    assert f"worst pair {escaped}&rarr;{escaped} {escaped} GB/s, best fast GB/s, spread {escaped} %" in page
+
+
+def _with_everywhere(value, marker):
+    """``value`` with every string and number in it replaced by ``marker``, the structure kept."""
+    if isinstance(value, dict):
+        return {key: _with_everywhere(item, marker) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_with_everywhere(item, marker) for item in value]
+    return marker if isinstance(value, (str, int, float)) and not isinstance(value, bool) else value
+
+
+@pytest.mark.parametrize("section", ["compute_domain", "rdma"])
+def test_markup_in_any_field_of_a_section_never_reaches_the_page(results, section):
+    results[section] = _with_everywhere(results[section], INJECTED)
+    try:
+        page = validation_report_html(results)
+    except AnsibleFilterError as exc:
+        assert str(exc).startswith("validation_report_html: ")
+        return
+    assert "<img" not in page and "onerror=\"" not in page
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.sampled_from(["compute_domain", "rdma"]), st.data())
+def test_markup_in_some_fields_never_reaches_the_page(results, section, data):
+    def mark(value):
+        if isinstance(value, dict):
+            return {key: mark(item) for key, item in value.items()}
+        if isinstance(value, list):
+            return [mark(item) for item in value]
+        return INJECTED if data.draw(st.booleans()) else value
+
+    results = dict(results, **{section: mark(results[section])})
+    try:
+        page = validation_report_html(results)
+    except AnsibleFilterError as exc:
+        assert str(exc).startswith("validation_report_html: ")
+        return
+    assert "<img" not in page and "onerror=\"" not in page
