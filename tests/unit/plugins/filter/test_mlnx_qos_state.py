@@ -5,6 +5,8 @@
 
 from __future__ import annotations
 
+import time
+
 import pytest
 from ansible.errors import AnsibleFilterError
 
@@ -53,3 +55,26 @@ def test_missing_parts_are_none():
     assert mlnx_qos_state("DCBX mode: OS controlled\n") == {"trust": None, "pfc": None}
     with pytest.raises(AnsibleFilterError, match="expected the text"):
         mlnx_qos_state(None)
+
+
+# Issue 39 item 6: the output is read in linear time (20,000 blank lines took a second, 200,000 a hundred: the
+# patterns' \s at a line's start ran over every blank line after it) and one over 64 MiB is refused. Generous bounds
+# for a busy 2-core machine.
+@pytest.mark.parametrize("text", ["\n" * 200_000, "PFC configuration:" + "\n" * 200_000,
+                                  "Priority trust state:" + " " * 200_000 + "x y\n", "\r\n" * 200_000],
+                         ids=["blank-lines", "blank-pfc-section", "spaces", "crlf"])
+def test_any_output_is_read_in_linear_time(text):
+    started = time.perf_counter()
+    assert mlnx_qos_state(text) == {"trust": None, "pfc": None}
+    assert time.perf_counter() - started < 2
+
+
+def test_output_with_carriage_returns_is_read():
+    assert mlnx_qos_state(OUTPUT.replace("\n", "\r\n")) == {"trust": "dscp", "pfc": "0,0,0,1,0,0,0,0"}
+
+
+def test_an_output_over_64_mib_is_refused_naming_the_input():
+    with pytest.raises(AnsibleFilterError) as caught:
+        mlnx_qos_state(OUTPUT + " " * (64 * 1024 * 1024))
+    assert str(caught.value) == ("mlnx_qos_state: _input holds more than 67,108,864 characters (64 MiB), more than "
+                                 "one run of the tool prints; give the log of the one run to read")
