@@ -18,6 +18,7 @@ from ansible_collections.gpufabric.cluster.plugins.plugin_utils.report_dir impor
 from ansible_collections.gpufabric.cluster.plugins.plugin_utils.report_dir import report_dir as _report_dir
 
 
+@arguments.filter_errors("report_dir")
 def report_dir(value: t.Any, name: t.Any = "gpufabric_report_dir") -> str:
     """Return the absolute report directory ``value`` names; see the filter documentation."""
     try:
