@@ -234,17 +234,17 @@ def _device_line(rank):
 
 def test_a_rank_above_what_a_job_can_have_fails_the_run_at_once():
     text = _synthetic_run(ranks=2) + _device_line(200_000_000)
-    started = time.perf_counter()
+    started = time.process_time()
     verdict = judge_nccl_tests(parse_nccl_tests(text), facts=GB200)
-    assert time.perf_counter() - started < 1
+    assert time.process_time() - started < 1
     assert verdict["failures"] == [
         "rank(s) above the 1,048,576 a job can have: 200000000 (the log is not of one job's run)"]
 
 
 def test_a_high_rank_within_the_bound_lists_the_first_missing_ranks_without_counting_them_all():
-    started = time.perf_counter()
+    started = time.process_time()
     verdict = judge_nccl_tests(parse_nccl_tests(_synthetic_run(ranks=2) + _device_line(1_048_575)), facts=GB200)
-    assert time.perf_counter() - started < 1
+    assert time.process_time() - started < 1
     assert verdict["failures"] == [
         "rank(s) missing from the device lines: 2, 3, 4, 5, 6, 7, 8, 9 and 1048565 more"]
 
@@ -267,9 +267,9 @@ def test_a_log_over_64_mib_is_refused_naming_it():
 @given(st.lists(st.integers(0, 10 ** 18 - 1), min_size=1, max_size=8), st.none() | st.integers(1, 1_048_576))
 def test_any_rank_numbers_give_a_verdict_in_time(ranks, expected):
     text = _synthetic_run(ranks=0) + "".join(_device_line(rank) for rank in ranks)
-    started = time.perf_counter()
+    started = time.process_time()
     verdict = judge_nccl_tests(parse_nccl_tests(text), threshold_gbps=600, ranks=expected)
-    assert time.perf_counter() - started < 1
+    assert time.process_time() - started < 1
     impossible = sorted({rank for rank in ranks if rank >= 1_048_576})
     assert any(failure.startswith("rank(s) above the 1,048,576") for failure in verdict["failures"]) == \
         bool(impossible)

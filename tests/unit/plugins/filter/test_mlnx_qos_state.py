@@ -64,9 +64,9 @@ def test_missing_parts_are_none():
                                   "Priority trust state:" + " " * 200_000 + "x y\n", "\r\n" * 200_000],
                          ids=["blank-lines", "blank-pfc-section", "spaces", "crlf"])
 def test_any_output_is_read_in_linear_time(text):
-    started = time.perf_counter()
+    started = time.process_time()
     assert mlnx_qos_state(text) == {"trust": None, "pfc": None}
-    assert time.perf_counter() - started < 2
+    assert time.process_time() - started < 2
 
 
 def test_output_with_carriage_returns_is_read():

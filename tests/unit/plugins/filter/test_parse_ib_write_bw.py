@@ -150,12 +150,12 @@ def test_any_input_gives_the_documented_shape_or_a_filter_error(output):
 ], ids=["values", "keys", "spaces", "columns"])
 def test_a_long_header_or_column_line_is_read_in_linear_time(sample, line):
     banner = "                   RDMA_Write BW Test\n"
-    started = time.perf_counter()
+    started = time.process_time()
     try:
         parse_ib_write_bw(banner + line + "\n" + sample.split(banner, 1)[1])
     except AnsibleFilterError as exc:
         assert str(exc).startswith("parse_ib_write_bw: ")
-    assert time.perf_counter() - started < 2
+    assert time.process_time() - started < 2
 
 
 @pytest.mark.parametrize(("line", "settings"), [

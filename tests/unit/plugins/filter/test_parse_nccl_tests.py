@@ -283,9 +283,9 @@ _RUN = " " * 50_000
     f"# error: unhandled{_RUN}cuda error",
 ], ids=["device", "out-of-bounds", "average", "error"])
 def test_a_line_with_a_long_run_of_spaces_is_read_in_linear_time(line):
-    started = time.perf_counter()
+    started = time.process_time()
     parsed = parse_nccl_tests("# Collective test starting: all_reduce_perf\n" + line + "\n")
-    assert time.perf_counter() - started < 2
+    assert time.process_time() - started < 2
     _check_shape(parsed)
 
 
@@ -324,12 +324,12 @@ def test_an_output_over_64_mib_is_refused_naming_the_input(output):
        st.integers(1, 3000))
 def test_lines_of_device_and_footer_words_with_long_space_runs_are_read_fast(words, width):
     line = (" " * width).join(words)
-    started = time.perf_counter()
+    started = time.process_time()
     try:
         _check_shape(parse_nccl_tests(line))
     except AnsibleFilterError as exc:
         assert str(exc).startswith("parse_nccl_tests: ")
-    assert time.perf_counter() - started < 2
+    assert time.process_time() - started < 2
 
 
 # Issue 39 item 9: a figure that is no finite number is a parse error naming the line and the field, never "not

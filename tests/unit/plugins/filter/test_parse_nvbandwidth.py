@@ -297,17 +297,17 @@ def test_any_json_document_gives_the_documented_shape_or_a_filter_error(testcase
 # 2-core machine); the linear scan takes milliseconds.
 
 def test_400k_braces_before_the_output_are_read_in_linear_time():
-    started = time.perf_counter()
+    started = time.process_time()
     parsed = parse_nvbandwidth("{" * 400_000 + "\n" + MULTINODE)
-    assert time.perf_counter() - started < 3
+    assert time.process_time() - started < 3
     assert parsed == parse_nvbandwidth(MULTINODE)
 
 
 def test_broken_document_starts_are_tried_a_bounded_number_of_times():
     broken = '{"nvbandwidth": {"testcases": [\n' * 50_000
-    started = time.perf_counter()
+    started = time.process_time()
     parsed = parse_nvbandwidth(broken + MULTINODE)
-    assert time.perf_counter() - started < 3
+    assert time.process_time() - started < 3
     assert parsed == parse_nvbandwidth(MULTINODE)
 
 

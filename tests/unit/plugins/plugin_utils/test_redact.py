@@ -345,9 +345,9 @@ def test_property_idempotent_on_any_mix_of_shapes(text):
 def test_property_random_input_finishes_fast(piece, noise):
     """Any text, however its shapes repeat, is redacted in time linear in its size (no backtracking blow-up)."""
     text = (piece + noise) * (20_000 // (len(piece) + len(noise)) + 1)
-    started = time.perf_counter()
+    started = time.process_time()
     redact_text(text)
-    assert time.perf_counter() - started < 2.0
+    assert time.process_time() - started < 2.0
 
 
 @pytest.mark.parametrize("piece", [
@@ -357,9 +357,9 @@ def test_property_random_input_finishes_fast(piece, noise):
 ])
 def test_long_repetitions_finish_fast(piece):
     text = piece * (200_000 // len(piece))
-    started = time.perf_counter()
+    started = time.process_time()
     redact(text)
-    assert time.perf_counter() - started < 3.0
+    assert time.process_time() - started < 3.0
 
 
 def test_the_reports_redact_every_text():
