@@ -42,12 +42,13 @@ def _labels(value: t.Any) -> dict[str, str] | None:
 
 @arguments.filter_errors("rail_plan")
 def rail_plan(hostvars: Mapping, hosts: t.Sequence[str], input_var: str = "__rdma_network_input",
-              labels: Mapping[str, str] | None = None, all_hosts: t.Sequence[str] | None = None) -> dict[str, dict]:
-    """Return ``{host: {host, host_index, rails, skipped}}`` for ``hosts``; see the filter documentation."""
+              labels: Mapping[str, str] | None = None, fleet: t.Sequence[str] | None = None) -> dict[str, dict]:
+    """Return ``{host: {host, host_index, host_index_source, rails, skipped, record, moved}}`` for ``hosts``; see the
+    filter documentation."""
     try:
         return derive_rail_plan(arguments.mapping("hostvars (the input)", hostvars), _host_names("hosts", hosts),
                                 input_var=arguments.text("input_var", input_var), labels=_labels(labels),
-                                all_hosts=_host_names("all_hosts", [] if all_hosts is None else all_hosts))
+                                fleet=None if fleet is None else _host_names("fleet", fleet))
     except (arguments.ArgumentError, RailPlanError) as exc:
         raise AnsibleFilterError(f"rail_plan: {exc}") from None
 

@@ -5,9 +5,9 @@
 
 Pure functions over hostvars-like mappings, used by the ``gpufabric.cluster.rail_plan`` filter (the
 ``rdma_network`` role).  Every host publishes its inputs as one mapping (``__rdma_network_input``: the
-port selection, the per-rail subnets, its host index, the MTU settings, the interfaces that must not be
-touched and the live maximum MTU of its netdevs); the ports come from
-``ansible_facts['gpufabric']['connectx']['ports']`` (``gpufabric.cluster.fabric_facts``).
+port selection, the per-rail subnets, its explicit host index, the MTU settings, the interfaces that must not be
+touched, the live maximum MTU and addresses of its netdevs, and the record of its rail addresses read on the host);
+the ports come from ``ansible_facts['gpufabric']['connectx']['ports']`` (``gpufabric.cluster.fabric_facts``).
 
 Rails: the ports that pass the static selectors (link layer, device id, PCI address, netdev pattern) in
 PCI order, numbered from 0; a down port keeps its number, so rail N is the same NIC on every run.  Rail N
@@ -15,7 +15,9 @@ takes subnet ``rails[N]``; a host's address on it is ``network + offset + host i
 subnet: from network + 1 to the last address before the broadcast (IPv4) or to the last address (IPv6); a
 /31 (RFC 3021) or /127 (RFC 6164) point-to-point rail has both of its addresses (network + 0 and + 1); a /32 or
 /128 is a single address, not a rail subnet, and is refused.  Every host of the play must give each rail the
-same subnets; hosts that disagree are named.
+same subnets; hosts that disagree are named.  The host index is stable: explicit, else the one the host holds (its
+record, its live addresses, its plan in the facts), else the lowest free index of the fleet; a plan that moves an
+address a host holds, or gives one address to two hosts of the fleet, is refused (:mod:`...plugin_utils.rail_indices`).
 
 Every problem is collected as a message that names the host and the variable; :class:`RailPlanError`
 carries them all, so that one run shows every mistake.
@@ -29,7 +31,7 @@ import typing as t
 from collections.abc import Mapping
 
 from ansible_collections.gpufabric.cluster.plugins.module_utils.sort_keys import natural_key, pci_key
-from ansible_collections.gpufabric.cluster.plugins.plugin_utils import arguments
+from ansible_collections.gpufabric.cluster.plugins.plugin_utils import arguments, rail_indices
 
 LINK_LAYERS = ("Ethernet", "InfiniBand")
 IPOIB_MODES = ("datagram", "connected")
@@ -55,6 +57,8 @@ DEFAULT_LABELS = {
     "table_base": "rdma_network_table_base",
     "rule_priority_base": "rdma_network_rule_priority_base",
     "protected_interfaces": "rdma_network_protected_interfaces",
+    "allow_readdress": "rdma_network_allow_readdress",
+    "fleet": "rdma_network_fleet",
 }
 
 
@@ -381,32 +385,19 @@ def _mtu_of(port: Mapping, rail: Mapping, settings: Mapping, labels: Mapping[str
     return mtu, maximum, mode
 
 
-def _host_indices(hosts: t.Sequence[str], all_hosts: t.Sequence[str], inputs: Mapping[str, Mapping],
-                  labels: Mapping[str, str], errors: list[str]) -> dict[str, int]:
-    """Explicit ``host_index`` where set (>= 0), else the position in natural host-name order of ``all_hosts``."""
-    ordered = sorted(dict.fromkeys([*all_hosts, *hosts]), key=natural_key)
-    indices = {}
-    for position, host in enumerate(ordered):
-        if host not in inputs:
-            continue
-        value = inputs[host].get("host_index")
-        if value in (None, "", -1, "-1"):
-            indices[host] = position
-            continue
-        number = _int(value, f"host {host}: {labels['host_index']}", errors)
-        if number is not None:
-            indices[host] = number
-    return indices
+def lay_out_host(host: str, host_vars: Mapping, settings: Mapping, labels: Mapping[str, str],
+                 errors: list[str]) -> dict:
+    """The rails of one host before its index is known (errors appended, never raised).
 
-
-def plan_host(host: str, host_vars: Mapping, settings: Mapping, host_index: int,
-              labels: Mapping[str, str], errors: list[str]) -> dict:
-    """The rail plan of one host (errors appended, never raised)."""
+    ``{rails, skipped, networks, offset}``: each rail entry without addresses, the parsed subnets of each rail
+    (family to network), and the address offset (None when it is not an integer).
+    """
+    layout: dict[str, t.Any] = {"rails": [], "skipped": [], "networks": {}, "offset": None}
     ports = ports_of(host_vars, host, errors)
     if ports is None:
         errors.append(f"host {host}: ansible_facts['gpufabric']['connectx'] is missing; gather it with "
                       "gpufabric.cluster.fabric_facts (gather_subset: [connectx])")
-        return {"host": host, "host_index": host_index, "rails": [], "skipped": []}
+        return layout
     rails = parse_rails(settings.get("rails") or [], labels["rails"], host, errors)
     chosen, skipped = select_ports(ports, settings, labels, host, errors)
     offset = _int(settings.get("address_offset", 1), f"host {host}: {labels['address_offset']}", errors)
@@ -419,7 +410,6 @@ def plan_host(host: str, host_vars: Mapping, settings: Mapping, host_index: int,
     if live_netdevs is not None and not isinstance(live_netdevs, Mapping):
         errors.append(f"host {host}: max_mtu (netdev to its maximum MTU, from ip link) must be a mapping, got "
                       f"{type(live_netdevs).__name__}")
-    planned = []
     for port in chosen:
         number = port["rail"]
         netdev = port["netdev"]
@@ -442,39 +432,55 @@ def plan_host(host: str, host_vars: Mapping, settings: Mapping, host_index: int,
         if table in RESERVED_TABLES:
             errors.append(f"host {host}: rail {number}: routing table {table} is reserved (local/main/default); "
                           f"change {labels['table_base']} or {labels['rails']}[{number}].table")
-        entry = {
+        layout["rails"].append({
             "rail": number, "netdev": netdev, "rdma_device": port.get("rdma_device"), "port": port.get("port"),
             "pci_address": port.get("pci_address"), "device_id": port.get("device_id"), "model": port.get("model"),
             "link_layer": port.get("link_layer"), "state": port.get("state"), "numa_node": port.get("numa_node"),
             "gpus_same_switch": [str(item) for item in _as_list(port.get("gpus_same_switch"))],
             "mtu": mtu, "max_mtu": maximum, "ipoib_mode": mode, "table": table,
             "priority": (priority_base or 0) + number,
-        }
-        for key in ("ipv4", "ipv6"):
-            network = rail.get(key)
-            entry[key] = entry[f"{key}_network"] = entry[f"{key}_prefix"] = None
-            if network is None or offset is None:
+            "ipv4": None, "ipv4_network": None, "ipv4_prefix": None,
+            "ipv6": None, "ipv6_network": None, "ipv6_prefix": None,
+        })
+        networks = {key: rail[key] for key in ("ipv4", "ipv6") if rail.get(key) is not None}
+        layout["networks"][number] = networks
+        for key, network in networks.items():
+            for name, addresses in protected_addresses.items():
+                clash = [str(item) for item in addresses if item.ip in network or network.overlaps(item.network)]
+                if clash:
+                    errors.append(f"host {host}: {labels['rails']}[{number}].{key} {network} overlaps the network of "
+                                  f"{name} ({', '.join(clash)}), an interface the role must not touch; choose "
+                                  "another subnet")
+    layout["skipped"] = [{"rail": port["rail"], "netdev": port["netdev"], "reason": port["reason"]} for port in skipped]
+    layout["offset"] = offset
+    return layout
+
+
+def address_host(host: str, layout: Mapping, host_index: int | None, labels: Mapping[str, str],
+                 errors: list[str]) -> dict:
+    """The rail plan of one host, ``{host, host_index, rails, skipped}``: its layout with the addresses of
+    ``host_index`` (none when the index or the offset is unknown; a subnet too small for it is an error)."""
+    offset = layout["offset"]
+    planned = []
+    for entry in layout["rails"]:
+        entry = dict(entry)
+        for key, network in layout["networks"][entry["rail"]].items():
+            if offset is None or host_index is None:
                 continue
-            where = f"host {host}: {labels['rails']}[{number}].{key} {network}"
             address = rail_address(network, offset, host_index)
             if address is None:
                 rfc = (f" (numbers 0 and 1, RFC {3021 if network.version == 4 else 6164})"
                        if point_to_point(network) else "")
-                errors.append(f"{where} holds {host_capacity(network)} host address(es){rfc} but this host needs "
-                              f"number {offset + host_index} ({labels['host_index']} {host_index} + "
+                errors.append(f"host {host}: {labels['rails']}[{entry['rail']}].{key} {network} holds "
+                              f"{host_capacity(network)} host address(es){rfc} but this host needs number "
+                              f"{offset + host_index} ({labels['host_index']} {host_index} + "
                               f"{labels['address_offset']} {offset}); use a larger subnet")
                 continue
-            for name, addresses in protected_addresses.items():
-                clash = [str(item) for item in addresses if item.ip in network or network.overlaps(item.network)]
-                if clash:
-                    errors.append(f"{where} overlaps the network of {name} ({', '.join(clash)}), an interface "
-                                  "the role must not touch; choose another subnet")
             entry[key] = str(address)
             entry[f"{key}_network"] = str(network)
             entry[f"{key}_prefix"] = network.prefixlen
         planned.append(entry)
-    skipped_out = [{"rail": port["rail"], "netdev": port["netdev"], "reason": port["reason"]} for port in skipped]
-    return {"host": host, "host_index": host_index, "rails": planned, "skipped": skipped_out}
+    return {"host": host, "host_index": host_index, "rails": planned, "skipped": list(layout["skipped"])}
 
 
 def subnet_disagreements(inputs: Mapping[str, Mapping], label: str) -> list[str]:
@@ -501,15 +507,44 @@ def subnet_disagreements(inputs: Mapping[str, Mapping], label: str) -> list[str]
     return messages
 
 
+def _record_exists(record: t.Any) -> bool:
+    return isinstance(record, Mapping) and bool(record.get("exists"))
+
+
+def _flag(settings: Mapping, key: str, label: str, host: str, errors: list[str]) -> bool:
+    try:
+        return arguments.boolean(label, settings.get(key) or False)
+    except arguments.ArgumentError as exc:
+        errors.append(f"host {host}: {exc}")
+        return False
+
+
+def _claim_of_run_host(host: str, host_vars: Mapping, settings: Mapping, layout: Mapping, labels: Mapping[str, str],
+                       errors: list[str]) -> rail_indices.Claim:
+    """Explicit index, and what the host holds: its record, else its live addresses, else its plan in the facts."""
+    explicit = rail_indices.explicit_index(settings.get("host_index"), host, labels["host_index"], errors)
+    before = len(errors)
+    held = rail_indices.parse_record(settings.get("record"), host, labels, errors)
+    if held is None and not _record_exists(settings.get("record")):
+        rails = [{"rail": rail["rail"], "netdev": rail["netdev"], "networks": layout["networks"][rail["rail"]]}
+                 for rail in layout["rails"]]
+        held = rail_indices.held_of_addresses(rails, settings.get("addresses"), layout["offset"], host, labels,
+                                              errors)
+    if held is None and len(errors) == before:
+        held = rail_indices.held_of_plan_fact(_facts(host_vars).get(rail_indices.PLAN_FACT), host, labels, errors)
+    return rail_indices.Claim(explicit, held)
+
+
 def derive_rail_plan(hostvars: Mapping, hosts: t.Sequence[str], input_var: str = "__rdma_network_input",
                      labels: Mapping[str, str] | None = None,
-                     all_hosts: t.Sequence[str] | None = None) -> dict[str, dict]:
-    """Return ``{host: {host, host_index, rails: [...], skipped: [...]}}`` for ``hosts``.
+                     fleet: t.Sequence[str] | None = None) -> dict[str, dict]:
+    """Return ``{host: {host, host_index, host_index_source, rails, skipped, record, moved}}`` for ``hosts``.
 
-    Each host's settings are ``hostvars[host][input_var]``.  A host without an explicit ``host_index`` gets
-    its position in natural name order of ``all_hosts`` (default ``hosts``; pass every host of the play so
-    that an unreachable host does not shift the others' addresses).  Raises :class:`RailPlanError` listing every
-    problem of every host (each message names the host and the variable).
+    Each host's settings are ``hostvars[host][input_var]``, with what it holds (``record``, the record file read on
+    the host; ``addresses``, its live addresses).  ``fleet`` (default ``hosts``) is every host whose addresses are kept
+    apart; a fleet host outside ``hosts`` is known by its hostvar named ``labels['host_index']`` and its rail plan in
+    ``ansible_facts`` (see :mod:`...plugin_utils.rail_indices` for the order of the index sources).  Raises
+    :class:`RailPlanError` listing every problem of every host (each message names the host and the variable).
     """
     names = {**DEFAULT_LABELS, **(labels or {})}
     errors: list[str] = []
@@ -520,23 +555,45 @@ def derive_rail_plan(hostvars: Mapping, hosts: t.Sequence[str], input_var: str =
             errors.append(f"host {host}: {input_var} (the role's published input) is missing")
             value = {}
         inputs[host] = value
-    indices = _host_indices(hosts, list(all_hosts or []), inputs, names, errors)
-    plan = {host: plan_host(host, _mapping(hostvars.get(host)), inputs[host], indices.get(host, 0), names, errors)
-            for host in sorted(hosts, key=natural_key)}
+    run = sorted(inputs, key=natural_key)
+    fleet_hosts = rail_indices.fleet_of(run, None if fleet is None else list(fleet), names, errors)
+    layouts = {host: lay_out_host(host, _mapping(hostvars.get(host)), inputs[host], names, errors) for host in run}
+    claims = {}
+    for host in fleet_hosts:
+        host_vars = _mapping(hostvars.get(host))
+        if host in layouts:
+            claims[host] = _claim_of_run_host(host, host_vars, inputs[host], layouts[host], names, errors)
+        else:
+            claims[host] = rail_indices.Claim(
+                rail_indices.explicit_index(host_vars.get(names["host_index"]), host, names["host_index"], errors),
+                rail_indices.held_of_plan_fact(_facts(host_vars).get(rail_indices.PLAN_FACT), host, names, errors))
+    chosen = rail_indices.choose_indices(run, claims, names, errors)
+    # what every host holds after this run: those outside it as they are, then the run's hosts in natural order
+    owned = {host: rail_indices.record_of(claim.held.host_index, claim.held.address_offset, [], claim.held, (), False)
+             for host, claim in claims.items() if host not in layouts and claim.held is not None}
+    descriptions = {}
+    plan = {}
+    for host in run:
+        index, source = chosen.get(host, (None, None))
+        layout = layouts[host]
+        host_plan = address_host(host, layout, index, names, errors)
+        held = claims[host].held
+        allow = _flag(inputs[host], "allow_readdress", names["allow_readdress"], host, errors)
+        prune = _flag(inputs[host], "prune", "prune", host, errors)
+        moved = [] if index is None else rail_indices.moves(host, host_plan["rails"], held, index, source,
+                                                            layout["offset"], names)
+        if not allow:
+            errors.extend(rail_indices.move_errors(host, moved, names))
+        kept = {rail["rail"] for rail in host_plan["rails"]} | {rail["rail"] for rail in host_plan["skipped"]}
+        record = (None if index is None or layout["offset"] is None
+                  else rail_indices.record_of(index, layout["offset"], host_plan["rails"], held, kept, prune))
+        host_plan.update(host_index_source=source, record=record, moved=moved if allow else [])
+        if record is not None:
+            owned[host] = record
+            descriptions[host] = rail_indices.describe_index(index, source, names)
+        plan[host] = host_plan
     errors.extend(subnet_disagreements(inputs, names["rails"]))
-    owners: dict[tuple[str, str], str] = {}
-    for host, host_plan in plan.items():
-        for rail in host_plan["rails"]:
-            for key in ("ipv4", "ipv6"):
-                if not rail[key]:
-                    continue
-                token = (rail[f"{key}_network"], rail[key])
-                if token in owners:
-                    errors.append(f"host {host}: {names['host_index']} {host_plan['host_index']} gives {rail[key]} on "
-                                  f"rail {rail['rail']} ({rail['netdev']}), already the address of host "
-                                  f"{owners[token]}; give every host a distinct {names['host_index']}")
-                else:
-                    owners[token] = host
+    errors.extend(rail_indices.duplicate_errors(owned, set(run), descriptions, names))
     if errors:
         raise RailPlanError(list(dict.fromkeys(errors)))
     return plan
