@@ -341,8 +341,8 @@ def choose_indices(run: t.Sequence[str], claims: Mapping[str, Claim], labels: Ma
     if unknown:
         errors.append(f"host {', '.join(new)}: a new host index is needed, but the index of {', '.join(unknown)} "
                       f"({labels['fleet']}, not in this run) is unknown: neither {labels['host_index']} nor a rail "
-                      "plan in their facts; run the role on them too (or keep a fact cache), or set "
-                      f"{labels['host_index']} for {', '.join(new)}")
+                      "plan in their facts; run the role on them too (or keep a fact cache), leave them out of "
+                      f"{labels['fleet']} if they have no rails, or set {labels['host_index']} for {', '.join(new)}")
         return chosen
     index = 0
     for host in new:

@@ -311,7 +311,8 @@ def test_a_fleet_host_that_is_down_keeps_its_index_from_its_facts(hgx_connectx):
     assert message == (
         "rail_plan: host n1, n3: a new host index is needed, but the index of n2 (rdma_network_fleet, not in this "
         "run) is unknown: neither rdma_network_host_index nor a rail plan in their facts; run the role on them too "
-        "(or keep a fact cache), or set rdma_network_host_index for n1, n3")
+        "(or keep a fact cache), leave them out of rdma_network_fleet if they have no rails, or set "
+        "rdma_network_host_index for n1, n3")
 
 
 # --- issue 41: a host's rail addresses never move because other hosts joined, left or were left out of a run (the

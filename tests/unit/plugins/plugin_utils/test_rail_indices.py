@@ -152,7 +152,8 @@ def test_a_new_host_alone_needs_the_indices_of_the_others(connectx):
     assert refusal(site, ["hgx-5"], five) == [
         "host hgx-5: a new host index is needed, but the index of hgx-1, hgx-2, hgx-3, hgx-4 (rdma_network_fleet, "
         "not in this run) is unknown: neither rdma_network_host_index nor a rail plan in their facts; run the role "
-        "on them too (or keep a fact cache), or set rdma_network_host_index for hgx-5"]
+        "on them too (or keep a fact cache), leave them out of rdma_network_fleet if they have no rails, or set "
+        "rdma_network_host_index for hgx-5"]
     assert "hgx-5" not in site.records
     # an explicit index needs no allocation
     site.explicit["hgx-5"] = 9
@@ -407,8 +408,8 @@ def test_property_converged_hosts_never_move_and_a_refusal_names_the_unknown_hos
             assert errors == [
                 f"host {', '.join(new)}: a new host index is needed, but the index of {', '.join(unknown)} "
                 "(rdma_network_fleet, not in this run) is unknown: neither rdma_network_host_index nor a rail plan "
-                "in their facts; run the role on them too (or keep a fact cache), or set rdma_network_host_index "
-                f"for {', '.join(new)}"]
+                "in their facts; run the role on them too (or keep a fact cache), leave them out of rdma_network_fleet "
+                f"if they have no rails, or set rdma_network_host_index for {', '.join(new)}"]
             assert holdings(site) == before
             continue
         plan = site.converge(run, inventory)
