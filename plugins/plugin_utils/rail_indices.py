@@ -67,8 +67,9 @@ class Claim:
     held: Held | None
 
 
-HELD_WORDS = {"record": "its recorded host index", "addresses": "the host index of its live rail addresses",
-              "facts": "the host index of its rail plan in the facts"}
+HELD_WORDS = {"record": "its recorded host index {index}",
+              "addresses": "host index {index} (of its live rail addresses)",
+              "facts": "host index {index} (of its rail plan in the facts)"}
 
 
 def explicit_index(value: t.Any, host: str, label: str, errors: list[str]) -> int | None:
@@ -359,7 +360,7 @@ def describe_index(index: int, source: str, labels: Mapping[str, str]) -> str:
         return f"{labels['host_index']} {index}"
     if source == "allocated":
         return f"the new host index {index}"
-    return f"{HELD_WORDS[source]} {index}"
+    return HELD_WORDS[source].format(index=index)
 
 
 def moves(host: str, planned: t.Sequence[Mapping], held: Held | None, index: int, source: str, offset: int | None,
@@ -382,8 +383,8 @@ def moves(host: str, planned: t.Sequence[Mapping], held: Held | None, index: int
                 continue
             causes = []
             if held.host_index is not None and held.host_index != index:
-                causes.append(f"{describe_index(index, source, labels)}, {HELD_WORDS[held.source]} "
-                              f"{held.host_index}")
+                causes.append(f"{describe_index(index, source, labels)}, "
+                              f"{describe_index(held.host_index, held.source, labels)}")
             if held.address_offset is not None and offset is not None and held.address_offset != offset:
                 causes.append(f"{labels['address_offset']} {offset}, {held.address_offset} before")
             if before.network != after.network:
@@ -428,7 +429,7 @@ def duplicate_errors(owned: Mapping[str, Mapping], run: t.Collection[str], descr
     """One message per address two hosts of the fleet would hold, naming both.
 
     ``owned`` maps each host (those outside the run first, then the run's in natural order) to the record it keeps
-    (or holds); ``descriptions`` how each host of the run came by its index.
+    (or holds); ``descriptions`` how each host came by its index.
     """
     owners: dict[str, tuple[str, str]] = {}
     messages = []
@@ -443,7 +444,7 @@ def duplicate_errors(owned: Mapping[str, Mapping], run: t.Collection[str], descr
                 if address in owners and owners[address][0] != host:
                     other, other_where = owners[address]
                     outside = "" if other in run else ", from its facts (not in this run)"
-                    messages.append(f"host {host}: {descriptions.get(host, 'its host index')} gives {address} on "
+                    messages.append(f"host {host}: {descriptions[host]} gives {address} on "
                                     f"{where}, already the address of host {other} ({other_where}{outside}); give "
                                     f"every host a distinct {labels['host_index']}")
                 else:

@@ -571,7 +571,8 @@ def derive_rail_plan(hostvars: Mapping, hosts: t.Sequence[str], input_var: str =
     # what every host holds after this run: those outside it as they are, then the run's hosts in natural order
     owned = {host: rail_indices.record_of(claim.held.host_index, claim.held.address_offset, [], claim.held, (), False)
              for host, claim in claims.items() if host not in layouts and claim.held is not None}
-    descriptions = {}
+    descriptions = {host: rail_indices.describe_index(claim.held.host_index, claim.held.source, names)
+                    for host, claim in claims.items() if host not in layouts and claim.held is not None}
     plan = {}
     for host in run:
         index, source = chosen.get(host, (None, None))

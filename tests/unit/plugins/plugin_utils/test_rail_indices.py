@@ -279,6 +279,17 @@ def test_hosts_that_already_share_an_address_are_named(connectx):
         f"host hgx-1 (rail 0 ({NETDEVS[0]})); give every host a distinct rdma_network_host_index")
 
 
+def test_two_hosts_outside_the_run_that_share_an_address_are_named(connectx):
+    # hgx-1 and hgx-3 share index 0 in the fact cache (what the starting commit's --limit left): any run is refused
+    site = Site(connectx)
+    site.converge(FOUR, FOUR)
+    site.cache["hgx-3"] = copy.deepcopy(site.cache["hgx-1"])
+    assert refusal(site, ["hgx-2"], FOUR)[0] == (
+        f"host hgx-3: host index 0 (of its rail plan in the facts) gives 172.31.0.1 on rail 0 ({NETDEVS[0]}), already "
+        f"the address of host hgx-1 (rail 0 ({NETDEVS[0]}), from its facts (not in this run)); give every host a "
+        "distinct rdma_network_host_index")
+
+
 def test_a_host_of_the_run_outside_the_fleet_is_refused(connectx):
     site = Site(connectx)
     assert refusal(site, ["hgx-1", "gpu-7"], ["hgx-1", "hgx-2"])[0] == (
