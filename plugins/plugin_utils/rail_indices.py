@@ -41,7 +41,6 @@ RECORD_VERSION = 1
 RECORD_LIMIT = 65536
 PLAN_FACT = "rdma_network_rail_plan"
 FAMILIES = {"ipv4": 4, "ipv6": 6}
-SOURCES = ("explicit", "record", "addresses", "facts", "allocated")
 NOT_EXPLICIT = (None, "", -1, "-1")
 
 
