@@ -17,6 +17,9 @@ Discovery do: a GPU whose fabric registration is ``completed`` with status
 success and a non-zero cluster UUID belongs to the clique
 ``<cluster uuid>.<clique id>`` (the ``nvidia.com/gpu.clique`` node label); an
 all-zero cluster UUID is an NVLink (NVSwitch) system that is not multi-node.
+From the v4 fabric info the clique id is the id of its first unicast-pointer
+clique, which NVML documents as the v1 to v3 ``cliqueId``.  NVML's platform
+info names the GPU's rack (chassis serial), slot and tray.
 """
 
 from __future__ import annotations
@@ -139,19 +142,40 @@ def cuda_version_text(encoded: int) -> str:
     return f"{encoded // 1000}.{(encoded % 1000) // 10}"
 
 
+def _clique_id(info: nvml.FabricInfo) -> int | None:
+    """The clique id GPU Feature Discovery and the DRA driver read: v1 to v3's ``cliqueId``, or from v4 the id of
+    the first NVML_GPU_FABRIC_CLIQUE_TYPE_UNICAST_POINTER entry (None when it lists none)."""
+    if info.cliques is None:
+        return info.clique_id
+    return next((clique_id for kind, clique_id in info.cliques
+                 if kind == nvml.NVML_GPU_FABRIC_CLIQUE_TYPE_UNICAST_POINTER), None)
+
+
+def _cliques(info: nvml.FabricInfo) -> list[dict]:
+    """The ``cliques`` of a GPU: v4's entries with their type's name, or the one clique id of an older struct."""
+    if info.cliques is None:
+        return [{"type": None, "id": info.clique_id}]
+    return [{"type": nvml.FABRIC_CLIQUE_TYPES.get(kind, f"unknown_{kind}"), "id": clique_id}
+            for kind, clique_id in info.cliques]
+
+
 def interpret_fabric(info: nvml.FabricInfo | None) -> dict:
     """Return the ``fabric`` of a GPU from NVML's fabric info (``None``: NVML said NOT_SUPPORTED).
 
     A GPU without an NVLink fabric either makes NVML raise NOT_SUPPORTED or (a PCIe H100, driver 580)
     answers success with state NOT_SUPPORTED and zeros; both read as ``state: not_supported`` with the
     other fields ``None``, as ``nvidia-smi -q`` shows N/A.  ``clique`` is set only for a completed,
-    successful registration with a non-zero cluster UUID; ``clique_unset`` then says why it is not.
-    ``health`` is the decoded health mask (:func:`nvml.decode_health_mask`).
+    successful registration with a non-zero cluster UUID and a clique id; ``clique_unset`` then says why it is not.
+    ``health`` is the decoded health mask and summary (:func:`nvml.decode_health_mask`); ``info_version`` the struct
+    NVML answered; ``cliques`` its clique entries.
     """
+    version = None if info is None else info.info_version
     if info is None or info.state == FABRIC_NOT_SUPPORTED:
         return {"state": "not_supported", "status": None, "cluster_uuid": None, "clique_id": None, "clique": None,
-                "clique_unset": "the GPU has no NVLink fabric", "health": None}
+                "clique_unset": "the GPU has no NVLink fabric", "health": None, "info_version": version,
+                "cliques": []}
     cluster = uuid.UUID(info.cluster_uuid)
+    clique_id = _clique_id(info)
     clique = None
     unset = None
     if info.state != FABRIC_COMPLETED:
@@ -160,16 +184,21 @@ def interpret_fabric(info: nvml.FabricInfo | None) -> dict:
         unset = f"fabric registration failed: {nvml.nvml_return_string(info.status)}"
     elif cluster.int == 0:
         unset = "the cluster UUID is all zero (an NVLink system that is not multi-node)"
+    elif clique_id is None:
+        unset = ("the v4 fabric info lists no unicast-pointer clique, the clique GPU Feature Discovery and the DRA "
+                 "driver read")
     else:
-        clique = f"{cluster}.{info.clique_id}"
+        clique = f"{cluster}.{clique_id}"
     return {
         "state": FABRIC_STATES.get(info.state, f"unknown_{info.state}"),
         "status": "success" if info.status == nvml.NVML_SUCCESS else nvml.nvml_return_string(info.status),
         "cluster_uuid": str(cluster),
-        "clique_id": info.clique_id,
+        "clique_id": clique_id,
         "clique": clique,
         "clique_unset": unset,
-        "health": nvml.decode_health_mask(info.health_mask),
+        "health": nvml.decode_health_mask(info.health_mask, info.health_summary),
+        "info_version": version,
+        "cliques": _cliques(info),
     }
 
 
@@ -191,10 +220,33 @@ def nvlink_summary(states: list[int | None] | None, speed: int | None, reasons: 
     }
 
 
+# The host's platform summary: its GPUs' distinct values of each platform field (key -> the GPU's key).
+PLATFORM_SUMMARY = {"chassis_serials": "chassis_serial", "slot_numbers": "slot_number",
+                    "tray_indices": "tray_index", "host_ids": "host_id"}
+
+
+def platform_summary(gpus: list[dict], warnings: list[str]) -> dict:
+    """The ``platform`` of a host: the distinct chassis serials, slot numbers, tray indices and host ids its GPUs
+    report, sorted (empty lists when no GPU has platform info).
+
+    The GPUs of one host sit in one tray of one chassis; GPUs that disagree on the chassis, slot or tray add a
+    warning to ``warnings``.
+    """
+    summary: dict[str, list] = {}
+    for key, field in PLATFORM_SUMMARY.items():
+        summary[key] = sorted({gpu["platform"][field] for gpu in gpus
+                               if gpu.get("platform") and gpu["platform"][field] is not None})
+    for key, what in (("chassis_serials", "chassis serials"), ("slot_numbers", "slot numbers"),
+                      ("tray_indices", "tray indices")):
+        if len(summary[key]) > 1:
+            warnings.append(f"GPUs of this host report different {what}: {', '.join(map(str, summary[key]))}")
+    return summary
+
+
 def _empty_gpu(index: int) -> dict:
     return {"index": index, "uuid": None, "name": None, "pci_address": None, "device_id": None, "numa_node": None,
-            "memory_total_mib": None, "mig_mode": None, "persistence_mode": None, "fabric": None, "nvlink": None,
-            "driver": None}
+            "memory_total_mib": None, "mig_mode": None, "persistence_mode": None, "fabric": None, "platform": None,
+            "nvlink": None, "driver": None}
 
 
 _UNSET = object()
@@ -267,6 +319,14 @@ def _nvml_gpu(source: nvml.NvmlSource, index: int, pci: dict[str, PciGpu], error
             warnings.append(f"GPU {index}: NVLink fabric registration is {fabric['state']}; no clique yet")
         elif fabric["state"] == "completed" and fabric["status"] != "success":
             warnings.append(f"GPU {index}: NVLink fabric registration failed: {fabric['status']}")
+    platform_info = queries.ask("platform_info", not_supported=_NOT_SUPPORTED)
+    if platform_info is _NOT_SUPPORTED:
+        # expected outside a Grace-Blackwell rack; a GPU of a multi-node NVLink clique should have it
+        if gpu["fabric"] and gpu["fabric"]["clique"]:
+            warnings.append(f"GPU {index}: NVML gives no platform info ({queries.last_not_supported}) for a GPU "
+                            "of a multi-node NVLink clique; its rack, slot and tray are unknown")
+    elif platform_info is not None:
+        gpu["platform"] = nvml.decode_platform_info(platform_info)
     gpu["nvlink"] = _nvlink(queries)
     if gpu["pci_address"] is not None:
         function = pci.get(gpu["pci_address"])
@@ -319,8 +379,8 @@ def collect_gpu(root: str, runner: t.Any = None, source_factory: SourceFactory |
     """
     result: dict[str, t.Any] = {
         "driver_loaded": False, "driver_version": None, "kernel_module": None, "cuda_driver_version": None,
-        "nvml_version": None, "source": "pci", "count": 0, "gpus": [], "cliques": [], "errors": [],
-        "warnings": [],
+        "nvml_version": None, "source": "pci", "count": 0, "gpus": [], "cliques": [],
+        "platform": platform_summary([], []), "errors": [], "warnings": [],
     }
     try:
         root = check_root(root)
@@ -357,5 +417,6 @@ def collect_gpu(root: str, runner: t.Any = None, source_factory: SourceFactory |
     result["cliques"] = sorted({gpu["fabric"]["clique"] for gpu in gpus if gpu["fabric"] and gpu["fabric"]["clique"]})
     if len(result["cliques"]) > 1:
         result["warnings"].append(f"GPUs of this host report different cliques: {', '.join(result['cliques'])}")
+    result["platform"] = platform_summary(gpus, result["warnings"])
     result["errors"].extend(root.refusal_errors(result["errors"]))
     return result

@@ -19,6 +19,7 @@ from __future__ import annotations
 import abc
 import ctypes
 import os
+import re
 import traceback
 import typing as t
 import uuid
@@ -86,7 +87,7 @@ NVML_RETURN_STRINGS = {
 # Query names, as the probe names them in its errors.
 SYSTEM_QUERIES = ("driver_version", "cuda_driver_version", "nvml_version", "device_count")
 DEVICE_QUERIES = ("uuid", "name", "pci_bus_id", "memory_total", "mig_mode", "persistence_mode", "fabric_info",
-                  "nvlink_states", "nvlink_speed_mbps")
+                  "platform_info", "nvlink_states", "nvlink_speed_mbps")
 
 # NVLink (nvml.h, NVIDIA/go-nvml pkg/nvml/const.go, nvidia-ml-py 13.x pynvml.py):
 # NVML_NVLINK_MAX_LINKS = 18 (links 0..17 are asked; older headers said 12 or 6, a newer binding's own value wins);
@@ -98,23 +99,118 @@ NVML_NVLINK_MAX_LINKS = 18
 NVML_FEATURE_ENABLED = 1
 NVML_FI_DEV_NVLINK_SPEED_MBPS_COMMON = 90
 
-# The fabric health mask (nvmlGpuFabricInfo_v2_t.healthMask and later; nvml.h of driver 570 / CUDA 12.8, the same
-# values in NVIDIA/go-nvml pkg/nvml/const.go and nvidia-ml-py 13.x): each condition is a field read as
-# ``(mask >> SHIFT) & WIDTH`` (NVML_GPU_FABRIC_HEALTH_GET; WIDTH is the field's mask, 0x3) whose value is
-# NOT_SUPPORTED = 0, TRUE = 1 or FALSE = 2.  Name -> (NVML name, shift, width).
+# The fabric health mask, ``healthMask`` of nvmlGpuFabricInfo_v2_t and later.  Sources: nvml.h (NVIDIA/go-nvml
+# pkg/nvml/nvml.h, NVML 13.3.29), nvidia-ml-py 13.615.71 pynvml.py (which adds GFM_STATE) and NVML's change log
+# (docs.nvidia.com/deploy/nvml-api/change-log.html).  Each condition is a field read as ``(mask >> SHIFT) & WIDTH``
+# (the NVML_GPU_FABRIC_HEALTH_GET macro; WIDTH is the field's mask after the shift), and a field's value 0 is always
+# its NOT_SUPPORTED: a driver older than the field leaves it 0.  The bit layout:
+#
+#   bits   NVML field (NVML_GPU_FABRIC_HEALTH_MASK_SHIFT_* / _WIDTH_*)   values                      since
+#   0-1    DEGRADED_BW             shift 0,  width 0x3   NOT_SUPPORTED 0, TRUE 1, FALSE 2             r550
+#   2-3    ROUTE_RECOVERY          shift 2,  width 0x3   NOT_SUPPORTED 0, TRUE 1 (in progress), FALSE 2  r570
+#   4-5    ROUTE_UNHEALTHY         shift 4,  width 0x3   NOT_SUPPORTED 0, TRUE 1, FALSE 2             r570
+#   6-7    ACCESS_TIMEOUT_RECOVERY shift 6,  width 0x3   NOT_SUPPORTED 0, TRUE 1 (in progress), FALSE 2  r570
+#   8-11   INCORRECT_CONFIGURATION shift 8,  width 0xf   NOT_SUPPORTED 0, NONE 1, INCORRECT_SYSGUID 2,
+#                                                        INCORRECT_CHASSIS_SN 3, NO_PARTITION 4,
+#                                                        INSUFFICIENT_NVLINKS 5, INCOMPATIBLE_GPU_FW 6,
+#                                                        INVALID_LOCATION 7, GPU_STATE_INVALID 8      r580 (8: r595)
+#   12-13  PARTITION_ASSIGNED      shift 12, width 0x3   NOT_SUPPORTED 0, TRUE 1, FALSE 2 (not assigned)  r595
+#   14-15  GFM_STATE               shift 14, width 0x3   NOT_SUPPORTED 0, CONNECTED 1, DISCONNECTED 2  r615
+#   16-31  not defined by NVML (reported as ``undefined_bits``, never read as clean)
+#
+# (nvidia-ml-py also spells INVALID_LOCATION as INCORRECT_CONFIURATION_INVALID_LOCATION, NVML's typo kept.)
 NVML_GPU_FABRIC_HEALTH_NOT_SUPPORTED = 0
 NVML_GPU_FABRIC_HEALTH_TRUE = 1
 NVML_GPU_FABRIC_HEALTH_FALSE = 2
-FABRIC_HEALTH_FIELDS = {
-    # NVML_GPU_FABRIC_HEALTH_MASK_SHIFT_DEGRADED_BW 0, NVML_GPU_FABRIC_HEALTH_MASK_WIDTH_DEGRADED_BW 0x3
-    "degraded_bandwidth": ("DEGRADED_BW", 0, 0x3),
-    # NVML_GPU_FABRIC_HEALTH_MASK_SHIFT_ROUTE_RECOVERY 2, _WIDTH_ROUTE_RECOVERY 0x3 (added in NVML 12.8 / r570)
-    "route_recovery": ("ROUTE_RECOVERY", 2, 0x3),
-    # NVML_GPU_FABRIC_HEALTH_MASK_SHIFT_ROUTE_UNHEALTHY 4, _WIDTH_ROUTE_UNHEALTHY 0x3
-    "route_unhealthy": ("ROUTE_UNHEALTHY", 4, 0x3),
-    # NVML_GPU_FABRIC_HEALTH_MASK_SHIFT_ACCESS_TIMEOUT_RECOVERY 6, _WIDTH_ACCESS_TIMEOUT_RECOVERY 0x3
-    "access_timeout_recovery": ("ACCESS_TIMEOUT_RECOVERY", 6, 0x3),
+FABRIC_HEALTH_DEFINED_BITS = 0xFFFF
+
+
+@dataclass(frozen=True)
+class HealthField:
+    """One field of the fabric health mask: where it sits and what its values mean."""
+
+    nvml_name: str  # the * of NVML_GPU_FABRIC_HEALTH_MASK_SHIFT_*
+    shift: int
+    width: int  # the field's mask, applied after the shift
+    values: t.Mapping[int, t.Any]  # NVML value -> the reported value; 0 (NOT_SUPPORTED) is never listed
+    enumeration: bool = False  # a value NVML does not define is reported as ``unknown_<n>`` (else as None)
+
+
+_BOOLEAN = {NVML_GPU_FABRIC_HEALTH_TRUE: True, NVML_GPU_FABRIC_HEALTH_FALSE: False}
+# Name in the facts -> field.  The four conditions of driver 570 first, as before.
+FABRIC_HEALTH_FIELDS: dict[str, HealthField] = {
+    "degraded_bandwidth": HealthField("DEGRADED_BW", 0, 0x3, _BOOLEAN),
+    "route_recovery": HealthField("ROUTE_RECOVERY", 2, 0x3, _BOOLEAN),
+    "route_unhealthy": HealthField("ROUTE_UNHEALTHY", 4, 0x3, _BOOLEAN),
+    "access_timeout_recovery": HealthField("ACCESS_TIMEOUT_RECOVERY", 6, 0x3, _BOOLEAN),
+    "incorrect_configuration": HealthField("INCORRECT_CONFIGURATION", 8, 0xF, {
+        1: "none",  # NVML_GPU_FABRIC_HEALTH_MASK_INCORRECT_CONFIGURATION_NONE: the configuration is correct
+        2: "incorrect_sysguid",
+        3: "incorrect_chassis_sn",
+        4: "no_partition",
+        5: "insufficient_nvlinks",
+        6: "incompatible_gpu_fw",
+        7: "invalid_location",
+        8: "gpu_state_invalid",
+    }, enumeration=True),
+    "partition_assigned": HealthField("PARTITION_ASSIGNED", 12, 0x3, _BOOLEAN),
+    # GFM_STATE: is the GPU's global fabric manager connected (CONNECTED 1 -> True, DISCONNECTED 2 -> False)
+    "gfm_connected": HealthField("GFM_STATE", 14, 0x3, _BOOLEAN),
 }
+
+# healthSummary of nvmlGpuFabricInfo_v3_t and _v4_t (nvml.h, nvidia-ml-py): NVML_GPU_FABRIC_HEALTH_SUMMARY_*.
+NVML_GPU_FABRIC_HEALTH_SUMMARY_NOT_SUPPORTED = 0
+FABRIC_HEALTH_SUMMARIES = {0: "not_supported", 1: "healthy", 2: "unhealthy", 3: "limited_capacity"}
+
+# nvmlGpuFabricInfo_v4_t (NVML r615: docs.nvidia.com/deploy/nvml-api structnvmlGpuFabricInfo__v4__t, nvidia-ml-py
+# 13.615 c_nvmlGpuFabricInfo_v4_t, read with nvmlDeviceGetGpuFabricInfo_v4; the struct has no version field):
+# clusterUuid[16], status, cliques[NVML_GPU_FABRIC_CLIQUE_MAX = 64] of {unsigned char type, unsigned int id}
+# "sorted by ascending type then ascending id", numCliques, state (unsigned char), healthMask, healthSummary.
+# "The legacy v3 cliqueId maps to the id of the first NVML_GPU_FABRIC_CLIQUE_TYPE_UNICAST_POINTER entry."  GPU
+# Feature Discovery (NVIDIA/k8s-device-plugin internal/resource/nvml-device.go GetFabricIDs, 2026-08) and the DRA
+# driver (kubernetes-sigs/dra-driver-nvidia-gpu cmd/compute-domain-kubelet-plugin/nvlib.go getCliqueID*, 2026-08)
+# still read the v1 struct's cliqueId, so the clique string ``<clusterUuid>.<cliqueId>`` is built from that entry.
+# Hopper reports the two pointer types, Blackwell and Rubin the two logical-endpoint types as well.
+NVML_GPU_FABRIC_CLIQUE_MAX = 64
+NVML_GPU_FABRIC_CLIQUE_TYPE_UNICAST_POINTER = 0
+FABRIC_CLIQUE_TYPES = {0: "unicast_pointer", 1: "multicast_pointer", 2: "unicast_logical_endpoint",
+                       3: "multicast_logical_endpoint"}
+
+# The fabric info structs, newest first: (version, nvidia-ml-py function, nvidia-ml-py struct).  v4 has its own
+# function (r615); v3 (r580) and v2 go through nvmlDeviceGetGpuFabricInfoV, whose caller sets the version; the v1
+# nvmlDeviceGetGpuFabricInfo is deprecated ("will be removed in CUDA 14.0").
+FABRIC_INFO_CALLS = (
+    (4, "nvmlDeviceGetGpuFabricInfo_v4", "c_nvmlGpuFabricInfo_v4_t"),
+    (3, "nvmlDeviceGetGpuFabricInfoV", "c_nvmlGpuFabricInfo_v3_t"),
+    (2, "nvmlDeviceGetGpuFabricInfoV", "c_nvmlGpuFabricInfo_v2_t"),
+    (1, "nvmlDeviceGetGpuFabricInfo", "c_nvmlGpuFabricInfo_t"),
+)
+
+# nvmlDeviceGetPlatformInfo (nvml.h, NVML r570 change log; "for Blackwell or newer fully supported devices", else
+# NVML_ERROR_NOT_SUPPORTED, as NVIDIA's nvml-mock answers for every board outside a Grace-Blackwell rack).  Both
+# versions are 44 bytes with the same layout; v2 (r570) renamed the v1 fields.  Version -> (nvidia-ml-py struct,
+# its field names for: ibGuid, chassis serial, slot, tray, host, peerType, moduleId):
+#   ibGuid[16]               InfiniBand GUID of the GPU (Blackwell: 8 bytes, bytes 8-15 zero)
+#   chassisSerialNumber[16]  v1 rackGuid: the chassis serial number (Blackwell: 13 bytes, 13-15 zero); text
+#   slotNumber               v1 chassisPhysicalSlotNumber: the slot in the chassis, switch trays counted
+#   trayIndex                v1 computeSlotIndex: the tray among the compute trays, switch trays not counted
+#   hostId                   v1 nodeIndex: the node within the slot
+#   peerType                 NVLink peer type; nvidia-smi shows 1 as "Switch Connected" (not published in nvml.h)
+#   moduleId                 the GPU within the node (a GB300 tray: 2, 1, 4, 3 in PCI order)
+# nvidia-ml-py declares them c_char and decodes them as UTF-8 when read as attributes, which fails on a byte above
+# 0x7f and stops at a NUL; the adapter reads the raw bytes instead.  DCGM (NVIDIA/DCGM DcgmCacheManager.cpp
+# ReadPlatformInfoFields) reads the serial as a NUL-terminated string, takes an empty one as not supported and all
+# bytes 0xff as invalid, a slot or tray of 0xff as invalid, and prints ibGuid as "0x%016llx" of its first 8 bytes
+# read as a native (little-endian) 64-bit integer.
+PLATFORM_INFO_STRUCTS = (
+    (2, "c_nvmlPlatformInfo_v2_t",
+     ("ibGuid", "chassisSerialNumber", "slotNumber", "trayIndex", "hostId", "peerType", "moduleId")),
+    (1, "c_nvmlPlatformInfo_v1_t",
+     ("ibGuid", "rackGuid", "chassisPhysicalSlotNumber", "computeSlotIndex", "nodeIndex", "peerType", "moduleId")),
+)
+PLATFORM_INVALID_BYTE = 0xFF
+# A chassis serial reported in the facts: 1 to 16 letters, digits and ``_.-``, starting with a letter or digit.
+CHASSIS_SERIAL_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,15}\Z")
 
 
 def nvml_return_string(code: int) -> str:
@@ -145,40 +241,159 @@ class FabricInfo:
     state: int
     status: int
     cluster_uuid: str
-    clique_id: int
+    # cliqueId of the v1 to v3 structs; None from v4, which lists its cliques instead
+    clique_id: int | None
     # healthMask of nvmlGpuFabricInfo_v2 and later; None: only the v1 struct could be read (no health mask)
     health_mask: int | None = None
+    # healthSummary of nvmlGpuFabricInfo_v3 and later; None: the struct read has none
+    health_summary: int | None = None
+    # v4: the (type, id) clique entries in NVML's order; None: the struct read has no list
+    cliques: tuple[tuple[int, int], ...] | None = None
+    # the struct NVML answered: 4, 3, 2 or 1
+    info_version: int | None = None
 
 
-def decode_health_mask(mask: int | None) -> dict:
-    """Decode a fabric ``healthMask`` into its named conditions (:data:`FABRIC_HEALTH_FIELDS`).
+@dataclass(frozen=True)
+class PlatformInfo:
+    """A GPU's platform info as NVML reports it (``nvmlPlatformInfo_v2_t``, or ``_v1_t`` under its old names).
 
-    Each condition is ``True`` (NVML: TRUE, the condition holds), ``False`` (FALSE) or ``None`` with its
-    reason in ``reasons`` (NOT_SUPPORTED, a value NVML does not define, or no mask at all).
+    ``ib_guid`` and ``chassis_serial`` are the raw bytes of the 16-byte fields; the rest are the byte fields' values.
+    """
+
+    info_version: int
+    ib_guid: bytes
+    chassis_serial: bytes
+    slot_number: int
+    tray_index: int
+    host_id: int
+    peer_type: int
+    module_id: int
+
+
+def _decode_field(name: str, field: HealthField, mask: int, reasons: list[str]) -> t.Any:
+    value = (mask >> field.shift) & field.width
+    if value in field.values:
+        return field.values[value]
+    if value == NVML_GPU_FABRIC_HEALTH_NOT_SUPPORTED:
+        reasons.append(f"{name}: NVML reports it not supported")
+        return None
+    reasons.append(f"{name}: value {value} of NVML_GPU_FABRIC_HEALTH_MASK_{field.nvml_name} is not defined")
+    return f"unknown_{value}" if field.enumeration else None
+
+
+def decode_health_mask(mask: int | None, summary: int | None = None) -> dict:
+    """Decode a fabric ``healthMask`` and ``healthSummary`` into the conditions NVML defines.
+
+    Every field of :data:`FABRIC_HEALTH_FIELDS` is decoded: the two-valued ones to ``True`` / ``False``, the
+    enumeration ``incorrect_configuration`` to its name (``none`` when the configuration is correct).  A field is
+    ``None`` with its reason in ``reasons`` when NVML reports it not supported (0) or there is no mask; a value NVML
+    does not define is ``None`` (``unknown_<n>`` for the enumeration), also with a reason.  ``summary`` is
+    ``healthy``, ``unhealthy``, ``limited_capacity``, ``not_supported`` or ``unknown_<n>``, ``None`` when the struct
+    has no summary (``summary`` None).  ``undefined_bits`` holds the mask's bits NVML does not define (16-31).
 
     >>> decode_health_mask(1 | 2 << 2 | 2 << 4 | 2 << 6)["degraded_bandwidth"]
     True
     """
     health: dict[str, t.Any] = {"mask": mask}
-    reasons = []
-    for name, (nvml_name, shift, width) in FABRIC_HEALTH_FIELDS.items():
-        if mask is None:
-            health[name] = None
-            continue
-        value = (int(mask) >> shift) & width
-        if value == NVML_GPU_FABRIC_HEALTH_TRUE:
-            health[name] = True
-        elif value == NVML_GPU_FABRIC_HEALTH_FALSE:
-            health[name] = False
-        else:
-            health[name] = None
-            reasons.append(f"{name}: NVML reports it not supported" if value == NVML_GPU_FABRIC_HEALTH_NOT_SUPPORTED
-                           else f"{name}: value {value} of NVML_GPU_FABRIC_HEALTH_MASK_{nvml_name} is not defined")
+    reasons: list[str] = []
+    for name, field in FABRIC_HEALTH_FIELDS.items():
+        health[name] = None if mask is None else _decode_field(name, field, int(mask), reasons)
     if mask is None:
         reasons.append("NVML gave no health mask (fabric info v1 only: driver or nvidia-ml-py older than "
                        "nvmlGpuFabricInfo_v2)")
+        health["undefined_bits"] = None
+    else:
+        undefined = int(mask) & ~FABRIC_HEALTH_DEFINED_BITS
+        health["undefined_bits"] = undefined
+        if undefined:
+            reasons.append(f"health mask bits 16-31 are set (0x{undefined:08x}): conditions NVML did not define "
+                           "when this probe was written")
+    if summary is None:
+        health["summary"] = None
+        reasons.append("summary: NVML gave no health summary (fabric info older than nvmlGpuFabricInfo_v3)")
+    else:
+        health["summary"] = FABRIC_HEALTH_SUMMARIES.get(int(summary), f"unknown_{int(summary)}")
+        if int(summary) == NVML_GPU_FABRIC_HEALTH_SUMMARY_NOT_SUPPORTED:
+            reasons.append("summary: NVML reports it not supported")
+        elif int(summary) not in FABRIC_HEALTH_SUMMARIES:
+            reasons.append(f"summary: value {int(summary)} of NVML_GPU_FABRIC_HEALTH_SUMMARY is not defined")
     health["reasons"] = reasons
     return health
+
+
+def _all_bytes(raw: bytes, value: int) -> bool:
+    return bool(raw) and all(byte == value for byte in raw)
+
+
+def decode_chassis_serial(raw: bytes) -> tuple[str | None, str | None]:
+    """The chassis serial of a platform info's 16 raw bytes, or ``None`` and why.
+
+    The serial is the text up to the first NUL, without surrounding spaces, of :data:`CHASSIS_SERIAL_RE`'s shape;
+    all bytes 0xff is NVML's invalid serial and an empty one is no serial (DCGM reads them so).  The bytes are never
+    quoted.
+
+    >>> decode_chassis_serial(b"1823825185529" + bytes(3))
+    ('1823825185529', None)
+    """
+    if _all_bytes(raw, PLATFORM_INVALID_BYTE):
+        return None, "chassis_serial: NVML reports it invalid (all bytes 0xff)"
+    text = raw.split(b"\0", 1)[0].strip(b" ")
+    if not text:
+        return None, "chassis_serial: empty (the platform reports no chassis serial)"
+    serial = text.decode("ascii", "replace")
+    if not CHASSIS_SERIAL_RE.match(serial):
+        return None, "chassis_serial: not a chassis serial (1 to 16 letters, digits and _.-)"
+    return serial, None
+
+
+def decode_ib_guid(raw: bytes) -> tuple[str | None, str | None]:
+    """The InfiniBand GUID of a platform info's 16 raw bytes as DCGM prints it (``0x`` and 16 hex digits), or
+    ``None`` and why.
+
+    NVML fills the first 8 bytes (Blackwell); they are read as a little-endian 64-bit number, as DCGM reads them on
+    the little-endian hosts NVML runs on.  All zero is no GUID; bytes 8-15 set is a layout NVML documents for no GPU.
+
+    >>> decode_ib_guid(bytes.fromhex("f57c8f526a5bac21") + bytes(8))
+    ('0x21ac5b6a528f7cf5', None)
+    """
+    if not any(raw):
+        return None, "ib_guid: all zero (the platform reports no GUID)"
+    if _all_bytes(raw, PLATFORM_INVALID_BYTE):
+        return None, "ib_guid: NVML reports it invalid (all bytes 0xff)"
+    if any(raw[8:]):
+        return None, "ib_guid: more than the 8 bytes NVML documents are set"
+    return f"0x{int.from_bytes(raw[:8], 'little'):016x}", None
+
+
+def decode_platform_info(info: PlatformInfo) -> dict:
+    """The ``platform`` of a GPU from NVML's platform info: every value parsed or ``None`` with its reason.
+
+    A slot or tray of 0xff is NVML's invalid value (DCGM reads it so); host, peer type and module are numbers.
+    """
+    reasons: list[str] = []
+    serial, why = decode_chassis_serial(info.chassis_serial)
+    if why:
+        reasons.append(why)
+    guid, why = decode_ib_guid(info.ib_guid)
+    if why:
+        reasons.append(why)
+    numbers: dict[str, int | None] = {}
+    for name in ("slot_number", "tray_index"):
+        value = int(getattr(info, name))
+        numbers[name] = None if value == PLATFORM_INVALID_BYTE else value
+        if numbers[name] is None:
+            reasons.append(f"{name}: NVML reports it invalid (0xff)")
+    return {
+        "info_version": info.info_version,
+        "chassis_serial": serial,
+        "slot_number": numbers["slot_number"],
+        "tray_index": numbers["tray_index"],
+        "host_id": int(info.host_id),
+        "peer_type": int(info.peer_type),
+        "module_id": int(info.module_id),
+        "ib_guid": guid,
+        "reasons": reasons,
+    }
 
 
 class NvmlSource(abc.ABC):
@@ -234,7 +449,18 @@ class NvmlSource(abc.ABC):
 
     @abc.abstractmethod
     def fabric_info(self, index: int) -> FabricInfo:
-        """The GPU's fabric registration; :class:`NvmlNotSupported` on GPUs without an NVLink fabric."""
+        """The GPU's fabric registration, from the newest struct NVML answers (v4, v3, v2, then v1).
+
+        :class:`NvmlNotSupported` on GPUs without an NVLink fabric.
+        """
+
+    @abc.abstractmethod
+    def platform_info(self, index: int) -> PlatformInfo:
+        """The GPU's platform info (rack, slot, tray), v2 or else v1.
+
+        :class:`NvmlNotSupported` when the GPU has none (every GPU outside a Grace-Blackwell rack) or NVML or its
+        binding has no platform info query.
+        """
 
     @abc.abstractmethod
     def nvlink_states(self, index: int) -> list[int | None]:
@@ -332,31 +558,85 @@ class PynvmlSource(NvmlSource):
 
     def fabric_info(self, index: int) -> FabricInfo:
         handle = self._handle(index)
-        info = None
-        versioned = getattr(self._nvml, "nvmlDeviceGetGpuFabricInfoV", None)
-        if versioned is not None:
-            # Newest struct first; a driver older than the struct answers ARGUMENT_VERSION_MISMATCH.
-            for struct_name in ("c_nvmlGpuFabricInfo_v3_t", "c_nvmlGpuFabricInfo_v2_t"):
-                struct = getattr(self._nvml, struct_name, None)
-                if struct is None:
+        not_supported: NvmlError | None = None
+        for version, function_name, struct_name in FABRIC_INFO_CALLS:
+            function, struct = getattr(self._nvml, function_name, None), getattr(self._nvml, struct_name, None)
+            if function is None or struct is None:  # an older nvidia-ml-py: try the next older struct
+                continue
+            info = struct()
+            try:
+                function(handle, ctypes.byref(info))
+            except self._nvml.NVMLError as exc:
+                code = getattr(exc, "value", None)
+                # A driver older than the struct answers ARGUMENT_VERSION_MISMATCH (the versioned call) or has no
+                # such function (FUNCTION_NOT_FOUND); v4's own function may also answer NOT_SUPPORTED where the
+                # older call still answers.  NOT_SUPPORTED from the older calls is the answer: no fabric (as the
+                # DRA driver and DCGM read it).
+                if version > 1 and (code in (NVML_ERROR_ARGUMENT_VERSION_MISMATCH, NVML_ERROR_FUNCTION_NOT_FOUND)
+                                    or (version == 4 and code == NVML_ERROR_NOT_SUPPORTED)):
+                    if code == NVML_ERROR_NOT_SUPPORTED:
+                        not_supported = self._error(exc)
                     continue
-                candidate = struct()
-                try:
-                    versioned(handle, ctypes.byref(candidate))
-                except self._nvml.NVMLError as exc:
-                    if getattr(exc, "value", None) in (NVML_ERROR_ARGUMENT_VERSION_MISMATCH,
-                                                       NVML_ERROR_FUNCTION_NOT_FOUND):
-                        continue
-                    raise self._error(exc) from exc
-                info = candidate
-                break
-        if info is None:
-            info = self._nvml.c_nvmlGpuFabricInfo_t()
-            self._call(self._nvml.nvmlDeviceGetGpuFabricInfo, handle, ctypes.byref(info))
-        mask = getattr(info, "healthMask", None)
-        return FabricInfo(state=int(info.state), status=int(info.status),
-                          cluster_uuid=str(uuid.UUID(bytes=bytes(info.clusterUuid))), clique_id=int(info.cliqueId),
-                          health_mask=None if mask is None else int(mask))
+                raise self._error(exc) from exc
+            return self._fabric(info, version)
+        if not_supported is not None:
+            raise not_supported
+        raise NvmlNotSupported("nvidia-ml-py has no GPU fabric info query (nvmlDeviceGetGpuFabricInfo*)")
+
+    @staticmethod
+    def _fabric(info: t.Any, version: int) -> FabricInfo:
+        """The :class:`FabricInfo` of a filled ``nvmlGpuFabricInfo`` struct of ``version``."""
+        cliques = None
+        clique_id = None
+        if version >= 4:
+            count = int(info.numCliques)
+            if count > len(info.cliques):
+                raise NvmlError(f"nvmlGpuFabricInfo_v4: numCliques {count} exceeds the {len(info.cliques)} entries "
+                                "of cliques")
+            cliques = tuple((int(entry.type), int(entry.id)) for entry in info.cliques[:count])
+        else:
+            clique_id = int(info.cliqueId)
+        return FabricInfo(
+            # nvmlGpuFabricState_t is an unsigned char (nvml.h); nvidia-ml-py reads v1 to v3's as c_uint, whose
+            # upper bytes are padding
+            state=int(info.state) & 0xFF,
+            status=int(info.status),
+            cluster_uuid=str(uuid.UUID(bytes=bytes(info.clusterUuid))),
+            clique_id=clique_id,
+            health_mask=int(info.healthMask) if version >= 2 else None,
+            health_summary=int(info.healthSummary) if version >= 3 else None,
+            cliques=cliques,
+            info_version=version,
+        )
+
+    @staticmethod
+    def _raw(struct: t.Any, name: str) -> bytes:
+        """The bytes of field ``name`` of a ctypes struct, read without nvidia-ml-py's text conversion."""
+        field = getattr(type(struct), name)
+        return ctypes.string_at(ctypes.addressof(struct) + field.offset, field.size)
+
+    def platform_info(self, index: int) -> PlatformInfo:
+        handle = self._handle(index)
+        get_info = self._function("nvmlDeviceGetPlatformInfo")
+        for version, struct_name, fields in PLATFORM_INFO_STRUCTS:
+            struct = getattr(self._nvml, struct_name, None)
+            if struct is None:
+                continue
+            info = struct()
+            try:
+                get_info(handle, ctypes.byref(info))
+            except self._nvml.NVMLError as exc:
+                code = getattr(exc, "value", None)
+                if code == NVML_ERROR_ARGUMENT_VERSION_MISMATCH:  # a driver older than v2 (r570)
+                    continue
+                if code == NVML_ERROR_FUNCTION_NOT_FOUND:  # a driver older than the query
+                    raise NvmlNotSupported(f"{type(exc).__name__}: {exc}") from exc
+                raise self._error(exc) from exc
+            ib_guid, serial, *numbers = (self._raw(info, name) for name in fields)
+            slot, tray, host, peer, module = (int.from_bytes(raw, "little") for raw in numbers)
+            return PlatformInfo(info_version=version, ib_guid=ib_guid, chassis_serial=serial, slot_number=slot,
+                                tray_index=tray, host_id=host, peer_type=peer, module_id=module)
+        raise NvmlNotSupported("nvidia-ml-py has no nvmlPlatformInfo struct NVML takes")
 
     def _function(self, name: str) -> t.Callable[..., t.Any]:
         func = getattr(self._nvml, name, None)

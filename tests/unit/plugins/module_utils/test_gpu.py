@@ -129,6 +129,43 @@ def test_interpret_fabric(info, expected):
     assert (result["clique_unset"] is None) == (result["clique"] is not None)
 
 
+V4_CLIQUES = ((0, 7), (1, 9), (2, 7), (3, 11))
+
+
+@pytest.mark.parametrize(("cliques", "clique_id", "listed"), [
+    # NVML: v3's cliqueId is the id of the first UNICAST_POINTER (type 0) entry; the list is sorted by type then id
+    (V4_CLIQUES, 7, [{"type": "unicast_pointer", "id": 7}, {"type": "multicast_pointer", "id": 9},
+                     {"type": "unicast_logical_endpoint", "id": 7}, {"type": "multicast_logical_endpoint", "id": 11}]),
+    (((0, 3), (0, 8), (1, 1)), 3, [{"type": "unicast_pointer", "id": 3}, {"type": "unicast_pointer", "id": 8},
+                                   {"type": "multicast_pointer", "id": 1}]),
+    (((1, 4), (2, 5), (9, 6)), None, [{"type": "multicast_pointer", "id": 4},
+                                      {"type": "unicast_logical_endpoint", "id": 5}, {"type": "unknown_9", "id": 6}]),
+    ((), None, []),
+])
+def test_interpret_fabric_v4_cliques(cliques, clique_id, listed):
+    result = gpu.interpret_fabric(nvml.FabricInfo(3, 0, GB200_UUID, None, 0x51AA, 1, cliques, 4))
+    assert (result["clique_id"], result["cliques"], result["info_version"]) == (clique_id, listed, 4)
+    if clique_id is None:
+        assert result["clique"] is None
+        assert result["clique_unset"] == ("the v4 fabric info lists no unicast-pointer clique, the clique GPU Feature "
+                                          "Discovery and the DRA driver read")
+    else:  # the string GPU Feature Discovery and the DRA driver build from v1's cliqueId
+        assert result["clique"] == f"{GB200_UUID}.{clique_id}"
+
+
+@pytest.mark.parametrize("version", [1, 2, 3])
+def test_interpret_fabric_older_structs_list_their_one_clique(version):
+    result = gpu.interpret_fabric(nvml.FabricInfo(3, 0, GB200_UUID, 1, info_version=version))
+    assert (result["cliques"], result["info_version"], result["clique"]) == (
+        [{"type": None, "id": 1}], version, GB200_CLIQUE)
+
+
+def test_interpret_fabric_not_supported_keeps_the_struct_version():
+    assert gpu.interpret_fabric(nvml.FabricInfo(0, 0, ZERO_UUID, None, 0, 0, (), 4))["info_version"] == 4
+    assert gpu.interpret_fabric(None)["info_version"] is None
+    assert gpu.interpret_fabric(None)["cliques"] == []
+
+
 @pytest.mark.parametrize(("info", "unset"), [
     (None, "the GPU has no NVLink fabric"),
     (nvml.FabricInfo(3, 0, ZERO_UUID, 0), "the cluster UUID is all zero (an NVLink system that is not multi-node)"),
@@ -141,9 +178,12 @@ def test_interpret_fabric_says_why_no_clique(info, unset):
 
 
 def test_interpret_fabric_health_mask():
-    degraded = gpu.interpret_fabric(nvml.FabricInfo(3, 0, GB200_UUID, 1, health_mask=1 | 2 << 2 | 2 << 4 | 2 << 6))
-    assert degraded["health"] == {"mask": 169, "degraded_bandwidth": True, "route_recovery": False,
-                                  "route_unhealthy": False, "access_timeout_recovery": False, "reasons": []}
+    degraded = gpu.interpret_fabric(nvml.FabricInfo(3, 0, GB200_UUID, 1, health_mask=0x51A9, health_summary=3))
+    assert degraded["health"] == {"mask": 0x51A9, "degraded_bandwidth": True, "route_recovery": False,
+                                  "route_unhealthy": False, "access_timeout_recovery": False,
+                                  "incorrect_configuration": "none", "partition_assigned": True,
+                                  "gfm_connected": True, "undefined_bits": 0, "summary": "limited_capacity",
+                                  "reasons": []}
     v1 = gpu.interpret_fabric(nvml.FabricInfo(3, 0, GB200_UUID, 1))["health"]
     assert {key: v1[key] for key in nvml.FABRIC_HEALTH_FIELDS} == dict.fromkeys(nvml.FABRIC_HEALTH_FIELDS)
     assert v1["mask"] is None and v1["reasons"][0].startswith("NVML gave no health mask")
@@ -151,8 +191,16 @@ def test_interpret_fabric_health_mask():
 
 
 ZERO_UNSET = "the cluster UUID is all zero (an NVLink system that is not multi-node)"
+# The v2 health of driver 570 (the HGX H100): the four conditions FALSE, the fields of later drivers not supported.
 HEALTHY = {"mask": 170, "degraded_bandwidth": False, "route_recovery": False, "route_unhealthy": False,
-           "access_timeout_recovery": False, "reasons": []}
+           "access_timeout_recovery": False, "incorrect_configuration": None, "partition_assigned": None,
+           "gfm_connected": None, "undefined_bits": 0, "summary": None,
+           "reasons": ["incorrect_configuration: NVML reports it not supported",
+                       "partition_assigned: NVML reports it not supported",
+                       "gfm_connected: NVML reports it not supported",
+                       "summary: NVML gave no health summary (fabric info older than nvmlGpuFabricInfo_v3)"]}
+NO_PLATFORM = {"chassis_serials": [], "slot_numbers": [], "tray_indices": [], "host_ids": []}
+GB200_PLATFORM = {"chassis_serials": ["1823124190518"], "slot_numbers": [21], "tray_indices": [11], "host_ids": [1]}
 
 
 # --- collect_gpu over the recorded hosts ---------------------------------------------------------
@@ -164,7 +212,7 @@ def test_collect_hgx_h100(host_trees, nvml_recording, recorded):
     assert result == {
         "driver_loaded": True, "driver_version": "570.172.08", "kernel_module": "open",
         "cuda_driver_version": "12.8", "nvml_version": "12.570.172.08", "source": "nvml", "count": 8,
-        "cliques": [], "errors": [], "warnings": [],
+        "cliques": [], "platform": NO_PLATFORM, "errors": [], "warnings": [],
     }
     assert [g["index"] for g in gpus] == list(range(8))
     assert [g["pci_address"] for g in gpus] == HGX_ADDRESSES
@@ -174,7 +222,9 @@ def test_collect_hgx_h100(host_trees, nvml_recording, recorded):
         "pci_address": "0000:c3:00.0", "device_id": "0x2330", "numa_node": 1, "memory_total_mib": 81559,
         "mig_mode": {"current": False, "pending": False}, "persistence_mode": True,
         "fabric": {"state": "completed", "status": "success", "cluster_uuid": ZERO_UUID, "clique_id": 0,
-                   "clique": None, "clique_unset": ZERO_UNSET, "health": HEALTHY},
+                   "clique": None, "clique_unset": ZERO_UNSET, "health": HEALTHY, "info_version": 2,
+                   "cliques": [{"type": None, "id": 0}]},
+        "platform": None,  # an H100: NVML has platform info for Blackwell and newer only
         "nvlink": {"present": 18, "active": 18, "inactive_links": [], "speed_mbps": 26562, "reasons": []},
         "driver": "nvidia",
     }
@@ -189,12 +239,20 @@ def test_collect_gb200_tray(host_trees, nvml_recording, recorded):
     assert [g["fabric"]["clique"] for g in result["gpus"]] == [GB200_CLIQUE] * 4
     assert {g["memory_total_mib"] for g in result["gpus"]} == {190464}
     assert result["gpus"][3]["uuid"] == "GPU-5e0d7b3a-91c4-4f0e-b1d2-7a3c9e0f1203"
+    assert result["platform"] == GB200_PLATFORM
+    assert [g["platform"]["module_id"] for g in result["gpus"]] == [2, 1, 4, 3]
+    assert result["gpus"][1]["platform"] == {"info_version": 2, "chassis_serial": "1823124190518", "slot_number": 21,
+                                             "tray_index": 11, "host_id": 1, "peer_type": 1, "module_id": 1,
+                                             "ib_guid": "0x5e0d7b3a91c4f001", "reasons": []}
+    assert {g["fabric"]["info_version"] for g in result["gpus"]} == {4}
+    assert {g["fabric"]["health"]["summary"] for g in result["gpus"]} == {"healthy"}
 
 
 def test_collect_no_nvidia(host_trees, nvml_recording, recorded):
     assert recorded(host_trees["no_nvidia"], nvml_recording("no_nvidia")) == {
         "driver_loaded": False, "driver_version": None, "kernel_module": None, "cuda_driver_version": None,
-        "nvml_version": None, "source": "pci", "count": 0, "gpus": [], "cliques": [], "errors": [], "warnings": [],
+        "nvml_version": None, "source": "pci", "count": 0, "gpus": [], "cliques": [], "platform": NO_PLATFORM,
+        "errors": [], "warnings": [],
     }
 
 
@@ -203,12 +261,13 @@ def test_collect_broken_node_lists_pci(host_trees, nvml_recording, recorded):
     gpus = result.pop("gpus")
     assert result == {
         "driver_loaded": False, "driver_version": None, "kernel_module": None, "cuda_driver_version": None,
-        "nvml_version": None, "source": "pci", "count": 2, "cliques": [], "errors": [], "warnings": [],
+        "nvml_version": None, "source": "pci", "count": 2, "cliques": [], "platform": NO_PLATFORM, "errors": [],
+        "warnings": [],
     }
     assert gpus[1] == {
         "index": 1, "uuid": None, "name": None, "pci_address": "0000:65:00.0", "device_id": "0x2331",
         "numa_node": 0, "memory_total_mib": None, "mig_mode": None, "persistence_mode": None, "fabric": None,
-        "nvlink": None, "driver": None,
+        "platform": None, "nvlink": None, "driver": None,
     }
 
 
@@ -241,7 +300,7 @@ def test_every_query_of_one_gpu_failing(host_trees, nvml_recording, recorded):
                                 for query in nvml.DEVICE_QUERIES]
     assert result["gpus"][7] == {"index": 7, "uuid": None, "name": None, "pci_address": None, "device_id": None,
                                  "numa_node": None, "memory_total_mib": None, "mig_mode": None,
-                                 "persistence_mode": None, "fabric": None, "driver": None,
+                                 "persistence_mode": None, "fabric": None, "platform": None, "driver": None,
                                  "nvlink": {"present": None, "active": None, "inactive_links": None,
                                             "speed_mbps": None,
                                             "reasons": ["nvlink_states: NVML failed (see errors)",
@@ -259,9 +318,59 @@ def test_not_supported_answers_are_not_errors(host_trees, nvml_recording, record
     result = recorded(host_trees["hgx_h100"], recording)
     first = result["gpus"][0]
     assert first["fabric"] == {"state": "not_supported", "status": None, "cluster_uuid": None, "clique_id": None,
-                               "clique": None, "clique_unset": "the GPU has no NVLink fabric", "health": None}
+                               "clique": None, "clique_unset": "the GPU has no NVLink fabric", "health": None,
+                               "info_version": None, "cliques": []}
     assert (first["mig_mode"], first["persistence_mode"]) == (None, None)
     assert result["errors"] == ["GPU 1: NVML uuid failed: NVMLError_NotSupported: Not Supported"]
+
+
+def test_platform_info_errors_and_gaps(host_trees, nvml_recording, recorded):
+    recording = nvml_recording("gb200_tray")
+    recording["devices"][0]["errors"] = {"platform_info": "NVMLError_GpuIsLost: GPU is lost"}
+    recording["devices"][1]["platform"] = None  # NOT_SUPPORTED on a GPU of a clique: unexpected, warned
+    recording["devices"][2]["platform"]["chassis_serial_number"] = (b"18231241\xe9" + bytes(7)).hex()  # not ASCII
+    result = recorded(host_trees["gb200_tray"], recording)
+    assert result["errors"] == ["GPU 0: NVML platform_info failed: NVMLError_GpuIsLost: GPU is lost"]
+    assert result["warnings"] == ["GPU 1: NVML gives no platform info (NVMLError_NotSupported: Not Supported) for a "
+                                  "GPU of a multi-node NVLink clique; its rack, slot and tray are unknown"]
+    assert [g["platform"] is None for g in result["gpus"]] == [True, True, False, False]
+    assert result["gpus"][2]["platform"]["chassis_serial"] is None
+    assert result["gpus"][2]["platform"]["reasons"] == [
+        "chassis_serial: not a chassis serial (1 to 16 letters, digits and _.-)"]
+    assert result["platform"] == GB200_PLATFORM  # from GPU 3, the one that has it all
+
+
+def test_gpus_of_two_trays_on_one_host_warn(host_trees, nvml_recording, recorded):
+    recording = nvml_recording("gb200_tray")
+    recording["devices"][3]["platform"].update(chassis_serial_number=b"1823124190733".ljust(16, b"\0").hex(),
+                                               slot_number=5, tray_index=4)
+    result = recorded(host_trees["gb200_tray"], recording)
+    assert result["platform"] == {"chassis_serials": ["1823124190518", "1823124190733"], "slot_numbers": [5, 21],
+                                  "tray_indices": [4, 11], "host_ids": [1]}
+    assert result["warnings"] == ["GPUs of this host report different chassis serials: 1823124190518, 1823124190733",
+                                  "GPUs of this host report different slot numbers: 5, 21",
+                                  "GPUs of this host report different tray indices: 4, 11"]
+
+
+def test_no_platform_info_outside_a_clique_is_not_warned(host_trees, nvml_recording, recorded):
+    recording = nvml_recording("hgx_h100")  # every GPU NOT_SUPPORTED, none in a multi-node clique
+    assert recorded(host_trees["hgx_h100"], recording)["warnings"] == []
+
+
+@pytest.mark.parametrize("info", [
+    nvml.PlatformInfo(2, bytes(16), bytes(16), 0, 0, 0, 0, 0),
+    nvml.PlatformInfo(1, b"\xff" * 16, b"\xff" * 16, 255, 255, 255, 255, 255),
+])
+def test_platform_summary_skips_unknown_values(info):
+    gpus = [{"platform": nvml.decode_platform_info(info)}, {"platform": None}, {}]
+    warnings = []
+    summary = gpu.platform_summary(gpus, warnings)
+    serial_unknown = {"chassis_serials": [], "host_ids": [info.host_id]}
+    if info.slot_number == 255:
+        assert summary == dict(serial_unknown, slot_numbers=[], tray_indices=[])
+    else:
+        assert summary == dict(serial_unknown, slot_numbers=[0], tray_indices=[0])
+    assert warnings == []
 
 
 def test_mig_and_persistence(host_trees, nvml_recording, recorded):
@@ -287,7 +396,7 @@ def test_fabric_not_ready_and_failed_registration_warn(host_trees, nvml_recordin
 
 def test_gpus_in_different_cliques_warn(host_trees, nvml_recording, recorded):
     recording = nvml_recording("gb200_tray")
-    recording["devices"][3]["fabric"]["clique_id"] = 2
+    recording["devices"][3]["fabric"]["cliques"] = [[0, 2], [1, 1], [2, 1], [3, 1]]
     result = recorded(host_trees["gb200_tray"], recording)
     assert result["cliques"] == [GB200_CLIQUE, GB200_UUID + ".2"]
     assert result["warnings"] == [f"GPUs of this host report different cliques: {GB200_CLIQUE}, {GB200_UUID}.2"]
@@ -380,6 +489,6 @@ def test_missing_root(tmp_path):
     missing = str(tmp_path / "absent")
     assert gpu.collect_gpu(missing, None) == {
         "driver_loaded": False, "driver_version": None, "kernel_module": None, "cuda_driver_version": None,
-        "nvml_version": None, "source": "pci", "count": 0, "gpus": [], "cliques": [],
+        "nvml_version": None, "source": "pci", "count": 0, "gpus": [], "cliques": [], "platform": NO_PLATFORM,
         "errors": [f"root {missing!r} does not exist or is not a directory"], "warnings": [],
     }

@@ -48,6 +48,10 @@ def test_gb200_facts(host_trees, recorded_nvml, module_runner):
     recorded_nvml("gb200_tray")
     facts = module_runner(fabric_facts, {"root": host_trees["gb200_tray"]})["ansible_facts"]["gpufabric"]
     assert facts["gpu"]["cliques"] == ["3c1a5f2e-9b7d-4c2a-8e6f-1d0b7a9c4e21.1"]
+    # rack, slot and tray of the host without walking its GPUs
+    assert facts["gpu"]["platform"] == {"chassis_serials": ["1823124190518"], "slot_numbers": [21],
+                                        "tray_indices": [11], "host_ids": [1]}
+    assert {item["fabric"]["health"]["summary"] for item in facts["gpu"]["gpus"]} == {"healthy"}
     assert facts["connectx"]["count"] == 5
     assert facts["imex"]["nodes"]["addresses"][0] == "10.114.0.11"
     assert len(facts["imex"]["nodes"]["addresses"]) == 18

@@ -6,7 +6,7 @@
 from __future__ import annotations
 
 import pytest
-from fixtures.recorded_nvml import RecordedSource
+from fixtures.recorded_nvml import RecordedSource, load_recording
 
 from ansible_collections.gpufabric.cluster.plugins.module_utils import nvml
 from ansible_collections.gpufabric.cluster.plugins.modules import gpu_info
@@ -15,12 +15,25 @@ from ansible_collections.gpufabric.cluster.tests.unit.helpers import warning_mes
 GB200_CLIQUE = "3c1a5f2e-9b7d-4c2a-8e6f-1d0b7a9c4e21.1"
 ZERO_UUID = "00000000-0000-0000-0000-000000000000"
 ZERO_UNSET = "the cluster UUID is all zero (an NVLink system that is not multi-node)"
-HEALTHY = {"mask": 170, "degraded_bandwidth": False, "route_recovery": False, "route_unhealthy": False,
-           "access_timeout_recovery": False, "reasons": []}
+# driver 570's v2 fabric info on the HGX H100: the four conditions FALSE, the later fields NOT_SUPPORTED
+HGX_HEALTH = {"mask": 170, "degraded_bandwidth": False, "route_recovery": False, "route_unhealthy": False,
+              "access_timeout_recovery": False, "incorrect_configuration": None, "partition_assigned": None,
+              "gfm_connected": None, "undefined_bits": 0, "summary": None,
+              "reasons": ["incorrect_configuration: NVML reports it not supported",
+                          "partition_assigned: NVML reports it not supported",
+                          "gfm_connected: NVML reports it not supported",
+                          "summary: NVML gave no health summary (fabric info older than nvmlGpuFabricInfo_v3)"]}
+# the v4 fabric info of a healthy GB200: every field known and good, mask 0x51aa
+GB200_HEALTH = {"mask": 0x51AA, "degraded_bandwidth": False, "route_recovery": False, "route_unhealthy": False,
+                "access_timeout_recovery": False, "incorrect_configuration": "none", "partition_assigned": True,
+                "gfm_connected": True, "undefined_bits": 0, "summary": "healthy", "reasons": []}
+GB200_CLIQUES = [{"type": "unicast_pointer", "id": 1}, {"type": "multicast_pointer", "id": 1},
+                 {"type": "unicast_logical_endpoint", "id": 1}, {"type": "multicast_logical_endpoint", "id": 1}]
+NO_PLATFORM = {"chassis_serials": [], "slot_numbers": [], "tray_indices": [], "host_ids": []}
 RESULT_KEYS = {"changed", "driver_loaded", "driver_version", "kernel_module", "cuda_driver_version", "nvml_version",
-               "source", "count", "gpus", "cliques", "errors"}
+               "source", "count", "gpus", "cliques", "platform", "errors"}
 GPU_KEYS = {"index", "uuid", "name", "pci_address", "device_id", "numa_node", "memory_total_mib", "mig_mode",
-            "persistence_mode", "fabric", "nvlink", "driver"}
+            "persistence_mode", "fabric", "platform", "nvlink", "driver"}
 
 
 @pytest.fixture
@@ -65,7 +78,10 @@ def test_hgx_h100(run_host):
     assert all(g["persistence_mode"] is True for g in gpus)
     assert all(g["mig_mode"] == {"current": False, "pending": False} for g in gpus)
     assert all(g["fabric"] == {"state": "completed", "status": "success", "cluster_uuid": ZERO_UUID, "clique_id": 0,
-                               "clique": None, "clique_unset": ZERO_UNSET, "health": HEALTHY} for g in gpus)
+                               "clique": None, "clique_unset": ZERO_UNSET, "health": HGX_HEALTH, "info_version": 2,
+                               "cliques": [{"type": None, "id": 0}]} for g in gpus)
+    assert {g["platform"] is None for g in gpus} == {True}  # Hopper: NVML has no platform info
+    assert result["platform"] == NO_PLATFORM
     assert all(g["nvlink"] == {"present": 18, "active": 18, "inactive_links": [], "speed_mbps": 26562, "reasons": []}
                for g in gpus)
 
@@ -78,11 +94,71 @@ def test_gb200_tray(run_host):
     assert [g["numa_node"] for g in result["gpus"]] == [0, 0, 1, 1]
     assert result["gpus"][2]["fabric"] == {"state": "completed", "status": "success",
                                            "cluster_uuid": "3c1a5f2e-9b7d-4c2a-8e6f-1d0b7a9c4e21", "clique_id": 1,
-                                           "clique": GB200_CLIQUE, "clique_unset": None, "health": HEALTHY}
+                                           "clique": GB200_CLIQUE, "clique_unset": None, "health": GB200_HEALTH,
+                                           "info_version": 4, "cliques": GB200_CLIQUES}
+    assert result["gpus"][2]["platform"] == {"info_version": 2, "chassis_serial": "1823124190518", "slot_number": 21,
+                                             "tray_index": 11, "host_id": 1, "peer_type": 1, "module_id": 4,
+                                             "ib_guid": "0x5e0d7b3a91c4f002", "reasons": []}
+    assert result["platform"] == {"chassis_serials": ["1823124190518"], "slot_numbers": [21], "tray_indices": [11],
+                                  "host_ids": [1]}
+    assert "warnings" not in result
     assert result["gpus"][2]["nvlink"] == {"present": 18, "active": 18, "inactive_links": [], "speed_mbps": 53125,
                                            "reasons": []}
     assert (result["gpus"][2]["name"], result["gpus"][2]["memory_total_mib"], result["gpus"][2]["device_id"]) == (
         "NVIDIA GB200", 190464, "0x2941")
+
+
+@pytest.fixture(scope="module")
+def new_trays(tree_builder, tmp_path_factory):
+    """The GB200 trays that show the health fields and the platform info: misconfigured, GFM down, limited, no
+    partition."""
+    dest = str(tmp_path_factory.mktemp("health-trays"))
+    return {name: tree_builder.build_tree(name, dest) for name in (
+        "gb200_tray_misconfigured", "gb200_tray_gfm_down", "gb200_tray_limited", "gb200_tray_no_partition")}
+
+
+def _run_tray(module_runner, replay, new_trays, name):
+    replay(load_recording(new_trays[name]))
+    return module_runner(gpu_info, {"root": new_trays[name]})
+
+
+def test_misconfigured_tray_of_another_chassis(module_runner, replay, new_trays):
+    result = _run_tray(module_runner, replay, new_trays, "gb200_tray_misconfigured")
+    assert (result["cliques"], result["errors"]) == ([GB200_CLIQUE], [])
+    assert result["platform"] == {"chassis_serials": ["1823124190733"], "slot_numbers": [5], "tray_indices": [4],
+                                  "host_ids": [1]}
+    for item in result["gpus"]:
+        assert item["fabric"]["info_version"] == 3
+        assert item["fabric"]["cliques"] == [{"type": None, "id": 1}]
+        assert item["fabric"]["health"] == dict(GB200_HEALTH, mask=0x53AA, summary="unhealthy",
+                                                incorrect_configuration="incorrect_chassis_sn")
+
+
+def test_gfm_down_tray(module_runner, replay, new_trays):
+    result = _run_tray(module_runner, replay, new_trays, "gb200_tray_gfm_down")
+    assert {(item["fabric"]["health"]["gfm_connected"], item["fabric"]["health"]["summary"])
+            for item in result["gpus"]} == {(False, "unhealthy")}
+    assert result["cliques"] == [GB200_CLIQUE]
+
+
+def test_limited_tray(module_runner, replay, new_trays):
+    result = _run_tray(module_runner, replay, new_trays, "gb200_tray_limited")
+    assert [item["fabric"]["health"] for item in result["gpus"]] == [
+        GB200_HEALTH, dict(GB200_HEALTH, mask=0x51A6, route_recovery=True, summary="limited_capacity"),
+        GB200_HEALTH, GB200_HEALTH]
+
+
+def test_no_partition_tray(module_runner, replay, new_trays):
+    result = _run_tray(module_runner, replay, new_trays, "gb200_tray_no_partition")
+    assert result["cliques"] == []
+    assert warning_messages(result) == [f"GPU {index}: NVLink fabric registration is in_progress; no clique yet"
+                                        for index in range(4)]
+    for item in result["gpus"]:
+        assert (item["fabric"]["state"], item["fabric"]["cliques"], item["fabric"]["clique_unset"]) == (
+            "in_progress", [], "fabric registration is in_progress")
+        assert item["fabric"]["health"] == dict(GB200_HEALTH, mask=0x64AA, incorrect_configuration="no_partition",
+                                                partition_assigned=False, summary="unhealthy")
+    assert result["platform"]["chassis_serials"] == ["1823124190518"]
 
 
 def test_no_nvidia(run_host):
@@ -90,7 +166,7 @@ def test_no_nvidia(run_host):
     assert {key: result[key] for key in RESULT_KEYS} == {
         "changed": False, "driver_loaded": False, "driver_version": None, "kernel_module": None,
         "cuda_driver_version": None, "nvml_version": None, "source": "pci", "count": 0, "gpus": [], "cliques": [],
-        "errors": [],
+        "platform": NO_PLATFORM, "errors": [],
     }
     assert "warnings" not in result
 
@@ -101,8 +177,8 @@ def test_broken_node(run_host):
         False, None, "pci", 2)
     assert result["gpus"] == [
         {"index": index, "uuid": None, "name": None, "pci_address": address, "device_id": "0x2331", "numa_node": 0,
-         "memory_total_mib": None, "mig_mode": None, "persistence_mode": None, "fabric": None, "nvlink": None,
-         "driver": None}
+         "memory_total_mib": None, "mig_mode": None, "persistence_mode": None, "fabric": None, "platform": None,
+         "nvlink": None, "driver": None}
         for index, address in enumerate(["0000:17:00.0", "0000:65:00.0"])
     ]
     assert (result["cliques"], result["errors"]) == ([], [])

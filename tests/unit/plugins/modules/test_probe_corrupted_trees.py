@@ -42,7 +42,7 @@ KINDS = ("remove", "truncate", "garbage", "escape_absolute", "escape_climb", "es
 COMMON = {"changed", "invocation"}
 RESULT_KEYS = {
     "gpu_info": {"driver_loaded", "driver_version", "kernel_module", "cuda_driver_version", "nvml_version", "source",
-                 "count", "gpus", "cliques", "errors"},
+                 "count", "gpus", "cliques", "platform", "errors"},
     "connectx_info": {"ports", "count", "rdma_devices", "link_layers", "functions_without_rdma", "errors"},
     "imex_info": {"installed", "package", "version", "service", "config_path", "config", "nodes", "channels",
                   "domain", "control", "errors"},
@@ -199,6 +199,7 @@ def _assert_payload(name: str, payload: dict) -> None:
             assert port["rate_gbps"] is None or port["rate_gbps"] > 0
     if name == "gpu_info":
         assert payload["count"] == len(payload["gpus"])
+        assert set(payload["platform"]) == {"chassis_serials", "slot_numbers", "tray_indices", "host_ids"}
     if name == "imex_info":
         control = payload["control"]
         assert set(control) == {"enabled", "socket_path", "ready", "status", "reason"}
