@@ -101,7 +101,10 @@ ansible_facts:
           elements: str
           sample: [gpu, connectx, imex, peermem, network]
         gpu:
-          description: The result of M(gpufabric.cluster.gpu_info).
+          description:
+            - The result of M(gpufabric.cluster.gpu_info), with per GPU its fabric info (newest struct, the health
+              mask's every field and the health summary, the cliques) and platform info, and per host the cliques
+              and the C(platform) summary (chassis serials, slot numbers, tray indices, host ids).
           returned: when gathered
           type: dict
           sample:
@@ -109,6 +112,7 @@ ansible_facts:
             driver_version: "570.172.08"
             count: 4
             cliques: ["3c1a5f2e-9b7d-4c2a-8e6f-1d0b7a9c4e21.1"]
+            platform: {chassis_serials: ["1823124190518"], slot_numbers: [21], tray_indices: [11], host_ids: [1]}
         connectx:
           description:
             - The result of M(gpufabric.cluster.connectx_info), each of its C(ports) with its own C(errors) list

@@ -21,6 +21,11 @@ description:
     the same string GPU Feature Discovery puts in the node label C(nvidia.com/gpu.clique). Hosts of one
     Multi-Node NVLink domain share a clique; an NVSwitch system that is not multi-node reports an all-zero
     cluster UUID and no clique.
+  - The fabric info is read from the newest struct the driver and nvidia-ml-py offer (C(nvmlGpuFabricInfo_v4),
+    then v3, v2, v1), and every field of its health mask and its health summary is decoded; a value NVML does not
+    define, or does not support, is reported as unknown, never as healthy.
+  - The platform info of each GPU (C(nvmlDeviceGetPlatformInfo), with the chassis serial, slot, tray index, host
+    and module) names the rack and slot of a Grace-Blackwell tray; other GPUs have none.
   - Read only. A host without GPUs reports none; what cannot be read is listed in RV(errors) or warned
     about, and does not fail the task; only a O(root) that does not exist or has no C(sys/) fails it.
   - NVML always describes the running host, so it is only asked when O(root) is C(/).
@@ -48,6 +53,9 @@ seealso:
   - name: NVML API reference, nvmlDeviceGetGpuFabricInfoV
     description: The fabric information the clique is derived from.
     link: https://docs.nvidia.com/deploy/nvml-api/group__nvmlDeviceQueries.html
+  - name: NVML API reference, fabric definitions
+    description: The fabric health mask fields, the health summary and the clique types.
+    link: https://docs.nvidia.com/deploy/nvml-api/api/group__nvmlFabricDefs.html
 """
 
 EXAMPLES = r"""
@@ -177,7 +185,11 @@ gpus:
           type: str
           sample: 3c1a5f2e-9b7d-4c2a-8e6f-1d0b7a9c4e21
         clique_id:
-          description: The clique within the cluster; V(null) when the state is V(not_supported).
+          description:
+            - The clique within the cluster, the C(cliqueId) of the v1 to v3 fabric info; from the v4 fabric info the
+              id of its first V(unicast_pointer) clique, which NVML documents as that C(cliqueId) and GPU Feature
+              Discovery and the DRA driver read.
+            - V(null) when the state is V(not_supported) or the v4 fabric info lists no V(unicast_pointer) clique.
           type: int
           sample: 1
         clique:
@@ -188,22 +200,39 @@ gpus:
           sample: 3c1a5f2e-9b7d-4c2a-8e6f-1d0b7a9c4e21.1
         clique_unset:
           description:
-            - Why C(clique) is V(null) (no fabric, registration not completed or failed, an all-zero cluster UUID);
-              V(null) when the clique is set.
+            - Why C(clique) is V(null) (no fabric, registration not completed or failed, an all-zero cluster UUID,
+              no unicast-pointer clique in the v4 fabric info); V(null) when the clique is set.
           type: str
           sample: the cluster UUID is all zero (an NVLink system that is not multi-node)
+        info_version:
+          description:
+            - The fabric info struct NVML answered, V(4), V(3), V(2) or V(1) (the newest the driver and nvidia-ml-py
+              both have); V(null) when NVML answered NOT_SUPPORTED.
+          type: int
+          sample: 4
+        cliques:
+          description:
+            - The GPU's cliques. From the v4 fabric info every entry NVML lists, in its order (by type, then id), with
+              C(type) V(unicast_pointer), V(multicast_pointer), V(unicast_logical_endpoint),
+              V(multicast_logical_endpoint) or C(unknown_<n>) for a type NVML did not define.
+            - "From an older struct the one entry C({type: null, id: <clique_id>}); V([]) when the state is
+              V(not_supported)."
+          type: list
+          elements: dict
+          sample: [{type: unicast_pointer, id: 1}, {type: multicast_pointer, id: 1}]
         health:
           description:
-            - The fabric info's health mask (C(nvmlGpuFabricInfo_v2) and later) decoded into the conditions NVML
-              defines; V(null) when the state is V(not_supported).
-            - Each condition is V(true) (it holds), V(false), or V(null) with the reason in C(reasons)
-              (NVML reports it not supported, or the driver or nvidia-ml-py only has the v1 struct without a mask).
+            - The fabric info's health mask (C(nvmlGpuFabricInfo_v2) and later) decoded into every field NVML
+              defines, and its health summary (v3 and later); V(null) when the state is V(not_supported).
+            - A field is V(null) with the reason in C(reasons) when NVML reports it not supported (a driver older
+              than the field leaves it so), when its value is one NVML does not define, or when the driver or
+              nvidia-ml-py only has the v1 struct without a mask. An unknown value is never reported as healthy.
           type: dict
           contains:
             mask:
               description: The raw C(healthMask); V(null) when NVML gave none.
               type: int
-              sample: 170
+              sample: 20906
             degraded_bandwidth:
               description: C(NVML_GPU_FABRIC_HEALTH_MASK_DEGRADED_BW) is TRUE.
               type: bool
@@ -220,11 +249,93 @@ gpus:
               description: C(NVML_GPU_FABRIC_HEALTH_MASK_ACCESS_TIMEOUT_RECOVERY) is TRUE.
               type: bool
               sample: false
+            incorrect_configuration:
+              description:
+                - C(NVML_GPU_FABRIC_HEALTH_MASK_INCORRECT_CONFIGURATION) (bits 8-11), V(none) when the
+                  configuration is correct, else V(incorrect_sysguid), V(incorrect_chassis_sn), V(no_partition),
+                  V(insufficient_nvlinks), V(incompatible_gpu_fw), V(invalid_location) or V(gpu_state_invalid).
+                - C(unknown_<n>) for a value NVML does not define (with a reason); V(null) when not supported.
+              type: str
+              sample: none
+            partition_assigned:
+              description: C(NVML_GPU_FABRIC_HEALTH_MASK_PARTITION_ASSIGNED) is TRUE (bits 12-13; V(false) when the
+                GPU is in no NVLink partition).
+              type: bool
+              sample: true
+            gfm_connected:
+              description: C(NVML_GPU_FABRIC_HEALTH_MASK_GFM_STATE) is CONNECTED (bits 14-15; V(false) when the
+                global fabric manager is disconnected).
+              type: bool
+              sample: true
+            undefined_bits:
+              description:
+                - The mask's bits NVML does not define (16-31) as a number, V(0) when none is set (with a reason
+                  when some are, conditions of a newer driver); V(null) when NVML gave no mask.
+              type: int
+              sample: 0
+            summary:
+              description:
+                - C(healthSummary) (C(NVML_GPU_FABRIC_HEALTH_SUMMARY_*)) V(healthy), V(unhealthy),
+                  V(limited_capacity), V(not_supported) or C(unknown_<n>) (the last two with a reason).
+                - V(null) when the fabric info read has no summary (older than v3).
+              type: str
+              sample: healthy
             reasons:
-              description: Why a condition is V(null).
+              description: Why a field is V(null) or unknown, each naming the field.
               type: list
               elements: str
               sample: []
+    platform:
+      description:
+        - The GPU's NVML platform info (C(nvmlDeviceGetPlatformInfo), v2 or else v1), where the GPU sits.
+        - V(null) when listed from PCI, unreadable, or when NVML has none (NOT_SUPPORTED, as for every GPU outside a
+          Grace-Blackwell rack, such as an HGX H100; or a driver or nvidia-ml-py without the query). A GPU of a
+          multi-node NVLink clique without it is warned about.
+        - Every value is parsed into its documented shape; one that is not is V(null) with the reason in C(reasons).
+      type: dict
+      contains:
+        info_version:
+          description: The platform info struct NVML answered, V(2) or V(1) (drivers before 570).
+          type: int
+          sample: 2
+        chassis_serial:
+          description:
+            - The serial number of the chassis (the rack) holding the GPU, 1 to 16 letters, digits and C(_.-).
+            - V(null) when NVML gives none or an invalid one (all bytes 0xff) or it has another shape.
+          type: str
+          sample: "1823124190518"
+        slot_number:
+          description: The slot in the chassis, switch trays counted; V(null) when NVML reports it invalid (255).
+          type: int
+          sample: 21
+        tray_index:
+          description: The tray among the chassis' compute trays, switch trays not counted; V(null) when invalid
+            (255).
+          type: int
+          sample: 11
+        host_id:
+          description: The node within the slot.
+          type: int
+          sample: 1
+        peer_type:
+          description: NVML's NVLink peer type (C(nvidia-smi -q) shows V(1) as Switch Connected).
+          type: int
+          sample: 1
+        module_id:
+          description: The GPU within the node.
+          type: int
+          sample: 2
+        ib_guid:
+          description:
+            - The GPU's InfiniBand GUID as C(0x) and 16 hex digits (the first 8 bytes NVML gives, as DCGM prints
+              them); V(null) when all zero, invalid, or more than 8 bytes are set.
+          type: str
+          sample: "0x5e0d7b3a91c4f000"
+        reasons:
+          description: Why a value is V(null).
+          type: list
+          elements: str
+          sample: []
     nvlink:
       description:
         - The GPU's NVLinks from NVML (C(nvmlDeviceGetNvLinkState) over links 0 to C(NVML_NVLINK_MAX_LINKS)-1, a
@@ -265,6 +376,35 @@ cliques:
   type: list
   elements: str
   sample: ["3c1a5f2e-9b7d-4c2a-8e6f-1d0b7a9c4e21.1"]
+platform:
+  description:
+    - Where the host sits, from its GPUs' platform info (RV(gpus[].platform)), as the distinct values of each
+      field, sorted, so that a report can say "rack <chassis serial>, slot <n>" per host without walking the GPUs.
+    - The lists are empty when no GPU has platform info. The GPUs of one host sit in one tray of one chassis; when
+      they report more than one chassis serial, slot number or tray index, the module warns.
+  returned: always
+  type: dict
+  contains:
+    chassis_serials:
+      description: The chassis serials (racks).
+      type: list
+      elements: str
+      sample: ["1823124190518"]
+    slot_numbers:
+      description: The slot numbers.
+      type: list
+      elements: int
+      sample: [21]
+    tray_indices:
+      description: The tray indices.
+      type: list
+      elements: int
+      sample: [11]
+    host_ids:
+      description: The host ids.
+      type: list
+      elements: int
+      sample: [1]
 errors:
   description:
     - What could not be read (a missing root, an unreadable sysfs file, an NVML query of one GPU), each naming the
