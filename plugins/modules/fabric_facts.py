@@ -184,13 +184,9 @@ ansible_facts:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.gpufabric.cluster.plugins.module_utils.zip_compile import compile_once
-
-# The collection's module_utils, each compiled once from the payload, not twice (see zip_compile).
-with compile_once():
-    from ansible_collections.gpufabric.cluster.plugins.module_utils import probe_module
-    from ansible_collections.gpufabric.cluster.plugins.module_utils.errors import GpuFabricError
-    from ansible_collections.gpufabric.cluster.plugins.module_utils.fabric import collect_fabric, select_subsets
+from ansible_collections.gpufabric.cluster.plugins.module_utils import probe_module
+from ansible_collections.gpufabric.cluster.plugins.module_utils.errors import GpuFabricError
+from ansible_collections.gpufabric.cluster.plugins.module_utils.fabric import collect_fabric, select_subsets
 
 
 def main() -> None:

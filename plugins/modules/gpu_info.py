@@ -420,12 +420,8 @@ errors:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.gpufabric.cluster.plugins.module_utils.zip_compile import compile_once
-
-# The collection's module_utils, each compiled once from the payload, not twice (see zip_compile).
-with compile_once():
-    from ansible_collections.gpufabric.cluster.plugins.module_utils import probe_module
-    from ansible_collections.gpufabric.cluster.plugins.module_utils.gpu import collect_gpu
+from ansible_collections.gpufabric.cluster.plugins.module_utils import probe_module
+from ansible_collections.gpufabric.cluster.plugins.module_utils.gpu import collect_gpu
 
 
 def main() -> None:

@@ -211,12 +211,8 @@ errors:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.gpufabric.cluster.plugins.module_utils.zip_compile import compile_once
-
-# The collection's module_utils, each compiled once from the payload, not twice (see zip_compile).
-with compile_once():
-    from ansible_collections.gpufabric.cluster.plugins.module_utils import probe_module
-    from ansible_collections.gpufabric.cluster.plugins.module_utils.peermem import collect_peermem
+from ansible_collections.gpufabric.cluster.plugins.module_utils import probe_module
+from ansible_collections.gpufabric.cluster.plugins.module_utils.peermem import collect_peermem
 
 
 def main() -> None:
