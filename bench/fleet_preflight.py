@@ -29,6 +29,7 @@ Usage (from the repository root, after ``make test-venv collection``):
   PYTHONPATH=.build/collections .venv/bin/python bench/fleet_preflight.py --sizes 18 72 288 --forks 25
   PYTHONPATH=.build/collections .venv/bin/python bench/fleet_preflight.py --sizes 18 72 288 --forks 25 --rounds 3
   PYTHONPATH=.build/collections .venv/bin/python bench/fleet_preflight.py --quick     # 2 hosts, smoke run
+  PYTHONPATH=.build/collections .venv/bin/python bench/fleet_preflight.py --sizes 18 --ways-size 0 --profile /tmp/prof
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ import argparse
 import json
 import math
 import os
+import pstats
 import resource
 import shutil
 import statistics
@@ -54,6 +56,7 @@ from fixture_tools import write_ip_passthrough, write_tools  # noqa: E402
 from fixtures import build_trees  # noqa: E402  (the shared TEST FIXTURES package, tests/fixtures)
 
 MODULE_CPU_FIXTURE = os.path.join(HERE, "module_cpu")  # BENCH FIXTURE: sitecustomize.py, see there
+PROFILE_FIXTURE = os.path.join(HERE, "controller_profile")  # BENCH FIXTURE of --profile: sitecustomize.py, see there
 PAGE = os.sysconf("SC_PAGE_SIZE")
 MIB = 1024 * 1024
 
@@ -173,8 +176,13 @@ class Settings:
 
 
 def run_playbook(label: str, playbook: str, inventory: str, hosts: int, settings: Settings, strategy: str,
-                 interval: float, extra_args: list[str]) -> Run:
-    """Run ansible-playbook once, sampling its memory; fail loudly if the run fails."""
+                 interval: float, extra_args: list[str], profile: str | None = None) -> Run:
+    """Run ansible-playbook once, sampling its memory; fail loudly if the run fails.
+
+    ``profile``: a directory for the cProfile files of ``ansible-playbook`` and its workers (bench/controller_profile);
+    such a run records no module CPU (the profile's fixture takes the place of bench/module_cpu's on the path) and its
+    CPU holds the profiler's overhead.
+    """
     binary = os.path.join(os.path.dirname(sys.executable), "ansible-playbook")
     env = dict(os.environ)
     env.setdefault("ANSIBLE_COLLECTIONS_PATH", os.path.join(REPO, ".build", "collections"))
@@ -185,7 +193,12 @@ def run_playbook(label: str, playbook: str, inventory: str, hosts: int, settings
     with open(module_record, "w", encoding="utf-8"):
         pass  # afresh: a run of a label used before (--sizes 18 18) counts its own modules only
     env["GPUFABRIC_BENCH_MODULE_CPU"] = module_record
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [MODULE_CPU_FIXTURE, env.get("PYTHONPATH")]))
+    fixture = MODULE_CPU_FIXTURE
+    if profile is not None:
+        os.makedirs(profile, exist_ok=True)
+        env["GPUFABRIC_BENCH_PROFILE"] = profile
+        fixture = PROFILE_FIXTURE
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [fixture, env.get("PYTHONPATH")]))
     log = os.path.join(settings.workdir, f"{label}.log")
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     with open(log, "w", encoding="utf-8") as output:
@@ -229,6 +242,32 @@ def read_module_cpu(path: str) -> dict[str, tuple[int, float]]:
             count, total = modules.get(name, (0, 0.0))
             modules[name] = (count + 1, total + cpu)
     return modules
+
+
+def merge_profiles(directory: str) -> tuple[pstats.Stats, int, int]:
+    """All cProfile files of one profiled run (bench/controller_profile) merged, written as ``<directory>.prof``;
+    return the merged statistics and how many main and worker files there were. A run that wrote no profile of
+    ``ansible-playbook`` fails the benchmark, naming the directory."""
+    names = sorted(os.listdir(directory))
+    mains = [name for name in names if name.startswith("main-") and name.endswith(".prof")]
+    workers = [name for name in names if name.startswith("worker-") and name.endswith(".prof")]
+    if not mains:
+        raise SystemExit(f"{directory}: no profile of ansible-playbook (main-<pid>.prof) was written")
+    stats = pstats.Stats(*(os.path.join(directory, name) for name in mains + workers))
+    stats.dump_stats(directory + ".prof")
+    return stats, len(mains), len(workers)
+
+
+def print_profile(label: str, stats: pstats.Stats, mains: int, workers: int, top: int) -> None:
+    """The ``top`` functions of a merged controller profile by their own CPU, with their cumulative CPU and calls."""
+    entries = stats.stats  # type: ignore[attr-defined]  # {(file, line, function): (primitive, calls, own, cum, _)}
+    print(f"{label}: {mains} ansible-playbook and {workers} worker profile(s), {stats.total_tt:.2f} CPU s profiled "
+          f"(the profiler's overhead included)")
+    print(f"{'own s':>8} {'cumulative s':>12} {'calls':>9}  function")
+    for (path, line, function), (_primitive, calls, own, cumulative, _callers) in sorted(
+            entries.items(), key=lambda item: item[1][2], reverse=True)[:top]:
+        where = f"{os.path.basename(os.path.dirname(path))}/{os.path.basename(path)}:{line}" if line else path
+        print(f"{own:>8.3f} {cumulative:>12.3f} {calls:>9}  {function} ({where})")
 
 
 # --- the fleet ----------------------------------------------------------------------------------
@@ -566,6 +605,12 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=1,
                         help="preflight and floor runs per size, alternating which goes first; the ratios are "
                              "then printed per round and as the median of the rounds")
+    parser.add_argument("--profile", metavar="DIR",
+                        help="after the measured rounds of each size, one more preflight and floor run each with "
+                             "cProfile on the controller (ansible-playbook and its workers, CPU time; "
+                             "bench/controller_profile): the files in DIR/<run>/, merged in DIR/<run>.prof, and the "
+                             "functions with the most own CPU printed; the profiled runs are in no table")
+    parser.add_argument("--profile-top", type=int, default=25, help="functions printed per profiled run")
     parser.add_argument("--quick", action="store_true", help="smoke run: --sizes 2 --ways-size 2")
     parser.add_argument("--keep", action="store_true", help="keep the work directory (logs, reports, trees)")
     args = parser.parse_args()
@@ -573,6 +618,10 @@ def main() -> None:
         parser.error(f"--rounds must be at least 1, got {args.rounds}")
     if args.quick:
         args.sizes, args.ways_size = [2], 2
+    if args.profile is not None:
+        args.profile = os.path.abspath(args.profile)  # the fixture writes to an absolute directory only
+        if os.path.exists(args.profile) and (not os.path.isdir(args.profile) or os.listdir(args.profile)):
+            parser.error(f"--profile {args.profile} is not an empty directory: the profiles of two runs would mix")
 
     workdir = tempfile.mkdtemp(prefix="gpufabric-fleet-")
     started = time.perf_counter()
@@ -626,6 +675,15 @@ def main() -> None:
                     if round_number == 1:
                         sweep.append(runs["preflight"])
                     pairs.append((runs["preflight"], runs["floor"]))
+                if args.profile is not None and not os.path.exists(os.path.join(args.profile, f"floor-{count}")):
+                    report_dir = os.path.join(workdir, f"report-{count}-profile")
+                    run_playbook(f"preflight-{count}-profile", "gpufabric.cluster.preflight", inventory, count,
+                                 settings, "linear", args.interval, ["-e", f"gpufabric_report_dir={report_dir}"],
+                                 profile=os.path.join(args.profile, f"preflight-{count}"))
+                    check_sweep_report(report_dir, count)
+                    run_playbook(f"floor-{count}-profile", floor_playbook, inventory, count, settings, "linear",
+                                 args.interval, [], profile=os.path.join(args.profile, f"floor-{count}"))
+                    print(f"  N={count}: profiled preflight and floor runs in {args.profile}", flush=True)
             print_sweep(sweep)
             print("\n== preflight against the floor, whole runs (one ansible.builtin.ping task per host, gather_facts "
                   "false, same inventory, forks and pipelining; every host's module runs on this machine) ==")
@@ -644,6 +702,13 @@ def main() -> None:
                 print(f"\n== the ratios over {args.rounds} rounds per size: median (lowest-highest); the verdict from "
                       f"the controller's median ==")
                 print_floor_rounds(pairs)
+            if args.profile is not None:
+                print(f"\n== the controller's profile of one more run each (cProfile, CPU time; "
+                      f"python -m pstats {args.profile}/<run>.prof to read further) ==")
+                for count in dict.fromkeys(args.sizes):  # a size given twice was profiled once
+                    for which in ("preflight", "floor"):
+                        directory = os.path.join(args.profile, f"{which}-{count}")
+                        print_profile(f"{which}-{count}", *merge_profiles(directory), args.profile_top)
 
         if args.ways_size:
             count = args.ways_size
