@@ -31,6 +31,7 @@ from ansible_collections.gpufabric.cluster.plugins.plugin_utils.imex_domains imp
     nodes_file,
     unusable_nodes,
 )
+from ansible_collections.gpufabric.cluster.plugins.plugin_utils.imex_socket import socket_path_problem
 from ansible_collections.gpufabric.cluster.plugins.plugin_utils.versions import (
     COMPUTE_DOMAIN_MIN_DRIVER_VERSION,
     at_least,
@@ -122,8 +123,13 @@ def site_imex_mode(host_vars: Mapping) -> tuple[t.Any, t.Any]:
 
 
 def host_managed_problems(imex: Mapping, socket_path: t.Any) -> list[str]:
-    """What keeps the DRA driver's host-managed IMEX from using this host's daemon (mode ``dra_host_managed``)."""
-    problems = []
+    """What keeps the DRA driver's host-managed IMEX from using this host's daemon (mode ``dra_host_managed``).
+
+    The wanted socket path itself is checked first by the one rule of :mod:`.imex_socket` (absolute, normal form, not
+    under a world-writable directory), as the roles check it.
+    """
+    problem = socket_path_problem("gpufabric_imex_socket_path", socket_path)
+    problems = [problem] if problem else []
     if not _map(imex.get("service")).get("active"):
         problems.append("nvidia-imex.service is not active (dra_host_managed needs the host service running)")
     control = _map(imex.get("control"))

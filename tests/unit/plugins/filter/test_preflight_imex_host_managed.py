@@ -137,3 +137,15 @@ def test_any_control_payload_or_setting_gives_a_verdict(facts, tree, control, so
     if mode == "dra_host_managed" and check["status"] == "pass":
         assert isinstance(control, dict) and control.get("ready") is True and control.get("enabled")
         assert control.get("socket_path") == (SOCKET if socket is None else socket)
+
+
+@pytest.mark.parametrize("path", ["/tmp/imex_ctrl.sock", "/etc/nvidia-imex/../imex/ctrl.sock", "run/imex.sock"])
+def test_an_unsafe_wanted_socket_path_fails_by_the_roles_rule(facts, path):
+    # The preflight judges the wanted path by the rule the nvidia_imex and dra_driver roles refuse it by
+    # (plugin_utils/imex_socket.py): a path under a world-writable directory, with '..', or relative fails here
+    # too, before any role runs, even where the daemon's own socket is at that path.
+    check = _imex_check(facts, "gb200_tray_host_managed", gpufabric_imex_mode="dra_host_managed",
+                        gpufabric_imex_socket_path=path)
+    assert check["status"] == "fail"
+    assert check["message"].startswith("gpufabric_imex_socket_path ")
+    assert f"'{path}'" in check["message"]
