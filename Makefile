@@ -27,7 +27,7 @@ export ANSIBLE_COLLECTIONS_PATH := $(COLLECTIONS)
 export ANSIBLE_COLLECTIONS_SCAN_SYS_PATH := true
 export PATH := $(BIN):$(PATH)
 
-.PHONY: help system-deps venv test-venv collection preflight test lint docs-lint docs changelog sanity unit build importer install-check hardware clean
+.PHONY: help system-deps venv test-venv collection preflight test lint docs-lint docs changelog sanity unit build importer install-check hardware hardware-bundle clean
 
 help: ## list the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | expand -t 14
@@ -194,8 +194,17 @@ install-check: build ## install the built tarball beside its declared dependenci
 	$(INSTALLED_ENV) $(BIN)/ansible-playbook -i localhost, --syntax-check $(BUILD)/installed-home/install-check-roles.yml > /dev/null
 	@echo "ansible-playbook --syntax-check of every role task file ($$(grep -c import_role $(BUILD)/installed-home/install-check-roles.yml)): ok"
 
-hardware: test-venv collection ## probe tests against the real driver and NVML (run on a GPU host)
+# The hardware tier (CONTRIBUTING.md, "The hardware tier"): tests/hardware compares the probe modules on a real GPU host
+# with independent readings (NVML asked directly, nvidia-smi -q -x, the PCI functions) and says why a test does not
+# apply where the host lacks a reading. `make hardware` runs it on a GPU host that reaches PyPI (it builds .venv); on a
+# lent GPU machine that reaches nothing, `make hardware-bundle` here and `bash tools/hardware-run.sh` there.
+hardware: test-venv collection ## probe tests against the real driver and NVML (run on a GPU host that reaches PyPI)
 	PYTHONPATH=$(COLLECTIONS) $(BIN)/pytest -q -s -p no:cacheprovider tests/hardware
+
+HARDWARE_BUNDLE := $(BUILD)/hardware-bundle
+
+hardware-bundle: venv ## the wheels an offline GPU machine lacks (ansible-core at its pin) in .build/hardware-bundle, to carry there
+	$(BIN)/python tools/hardware_bundle.py --dest $(HARDWARE_BUNDLE)
 
 clean: ## remove .build and the virtual environment
 	rm -rf $(BUILD) $(VENV)
