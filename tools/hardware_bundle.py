@@ -93,7 +93,7 @@ def to_bundle(requirements: t.Iterable[str], present: t.Iterable[str] = DEVICE_I
     skip = {canonical(name) for name in (*present, *left_out)}
     chosen = {}
     for line in requirements:
-        requirement, _, marker = line.partition(";")
+        requirement, _semicolon, marker = line.partition(";")
         if "extra" in marker:
             continue
         match = re.match(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*(\[[^\]]*\])?\s*\(?\s*([^)]*)\)?\s*$", requirement)

@@ -32,9 +32,9 @@ import os
 import platform
 import sys
 import typing as t
-import xml.etree.ElementTree as ElementTree
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from xml.etree import ElementTree
 
 ROOT = Path(__file__).resolve().parent.parent
 READINGS_PATH = ROOT / "tests" / "hardware" / "hardware_readings.py"

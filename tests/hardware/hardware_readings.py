@@ -20,8 +20,8 @@ import os
 import shutil
 import subprocess
 import typing as t
-import xml.etree.ElementTree as ElementTree
 from dataclasses import dataclass, field
+from xml.etree import ElementTree
 
 # The verdict when nothing shows an NVIDIA GPU; tools/hardware-run.sh prints it and exits 0.
 NO_GPU = "no NVIDIA GPU here"
@@ -182,7 +182,7 @@ def _mib(text: str | None) -> int | None:
     """``'81559 MiB'`` -> 81559; ``None`` for anything else (``'N/A'``)."""
     if text is None:
         return None
-    number, _, unit = text.partition(" ")
+    number, _space, unit = text.partition(" ")
     if unit.strip() != "MiB" or not number.isdigit():
         return None
     return int(number)

@@ -52,8 +52,8 @@ def test_peermem_loaded_matches_proc_modules(facts, host, needs):
         assert facts["peermem"]["nvidia_peermem"]["loaded"] is True
     elif not os.path.exists("/sys/module/nvidia_peermem"):
         assert facts["peermem"]["nvidia_peermem"]["loaded"] is False
-    assert facts["peermem"]["nv_peer_mem"]["loaded"] is ("nv_peer_mem" in loaded
-                                                        or os.path.exists("/sys/module/nv_peer_mem"))
+    legacy_loaded = "nv_peer_mem" in loaded or os.path.exists("/sys/module/nv_peer_mem")
+    assert facts["peermem"]["nv_peer_mem"]["loaded"] is legacy_loaded
 
 
 def test_connectx_rdma_devices_match_sysfs(facts, host, needs):

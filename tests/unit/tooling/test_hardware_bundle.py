@@ -65,8 +65,8 @@ def test_what_is_present_or_only_for_an_extra_is_never_downloaded(lines, present
     names = [choice.split("<")[0].split(">")[0] for choice in chosen]
     assert names == sorted(set(names))
     assert not set(names) & (present | {"cryptography"})
-    assert set(names) == {hardware_bundle.canonical(name) for name, _, marker in lines if "extra" not in marker} - (
-        present | {"cryptography"})
+    assert set(names) == {hardware_bundle.canonical(name) for name, _spec, marker in lines
+                          if "extra" not in marker} - (present | {"cryptography"})
 
 
 @pytest.mark.parametrize(("filename", "portable"), [
@@ -116,7 +116,7 @@ def test_the_bundle_is_downloaded_for_the_machine_s_python_without_dependencies(
 
 
 def test_a_bundle_tied_to_one_python_is_refused(tmp_path, monkeypatch):
-    download, _ = _stand_in_pip({"resolvelib": "cp312-cp312-manylinux_2_17_x86_64"})
+    download, _calls = _stand_in_pip({"resolvelib": "cp312-cp312-manylinux_2_17_x86_64"})
     monkeypatch.setattr(hardware_bundle, "pip_download", download)
     with pytest.raises(ValueError, match=r"not pure Python or abi3, so tied to one Python: resolvelib-1\.2\.1-cp312"):
         hardware_bundle.build_bundle(tmp_path)
@@ -124,8 +124,8 @@ def test_a_bundle_tied_to_one_python_is_refused(tmp_path, monkeypatch):
 
 def test_the_requirements_are_read_from_the_wheel(tmp_path):
     _wheel(tmp_path, "ansible-core", "2.19.14", "py3-none-any", ("jinja2>=3.1.0", "resolvelib<2.0.0,>=0.5.3"))
-    assert hardware_bundle.requires_dist(next(tmp_path.glob("*.whl"))) == ["jinja2>=3.1.0",
-                                                                         "resolvelib<2.0.0,>=0.5.3"]
+    requirements = hardware_bundle.requires_dist(next(tmp_path.glob("*.whl")))
+    assert requirements == ["jinja2>=3.1.0", "resolvelib<2.0.0,>=0.5.3"]
 
 
 def test_the_image_stand_in_takes_the_versions_the_tests_run(tmp_path, monkeypatch):
@@ -140,7 +140,7 @@ def test_the_image_stand_in_takes_the_versions_the_tests_run(tmp_path, monkeypat
 
 
 def test_the_command_prints_the_size_and_the_path_to_carry(tmp_path, monkeypatch, capsys):
-    download, _ = _stand_in_pip({})
+    download, _calls = _stand_in_pip({})
     monkeypatch.setattr(hardware_bundle, "pip_download", download)
     monkeypatch.setattr(hardware_bundle, "ROOT", tmp_path)
     assert hardware_bundle.main(["--dest", str(tmp_path / ".build" / "hardware-bundle")]) == 0
@@ -155,4 +155,3 @@ def test_a_failed_download_is_one_line_naming_the_step(tmp_path, monkeypatch, ca
     monkeypatch.setattr(hardware_bundle, "pip_download", unreachable)
     assert hardware_bundle.main(["--dest", str(tmp_path)]) == 1
     assert capsys.readouterr().err == "hardware-bundle: Network is unreachable\n"
-

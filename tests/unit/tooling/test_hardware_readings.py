@@ -14,7 +14,7 @@ import importlib.util
 import os
 import sys
 import types
-import xml.etree.ElementTree as ElementTree
+from xml.etree import ElementTree
 
 import pytest
 from hypothesis import given

@@ -15,7 +15,7 @@ import json
 import os
 import subprocess
 import sys
-import xml.etree.ElementTree as ElementTree
+from xml.etree import ElementTree
 
 import pytest
 from fixtures import hardware_recordings
