@@ -169,18 +169,20 @@ def capture_tree(root: str = "/") -> dict:
         text = _read_file(below(path))
         if text is not None:
             tree["files"][path] = text
-    if "/sys/bus/pci/devices" in tree["dirs"]:
-        for name in sorted(os.listdir(below("/sys/bus/pci/devices"))):
-            base = f"/sys/bus/pci/devices/{name}"
-            if (_read_file(below(f"{base}/vendor")) or "").strip().lower() != "0x10de":
-                continue
-            for attribute in PCI_ATTRIBUTES:
-                text = _read_file(below(f"{base}/{attribute}"))
-                if text is not None:
-                    tree["files"][f"{base}/{attribute}"] = text
-            driver = below(f"{base}/driver")
-            if os.path.islink(driver):
-                tree["drivers"][base] = os.path.basename(os.readlink(driver))
+    try:
+        names = sorted(os.listdir(below("/sys/bus/pci/devices")))
+    except OSError:  # absent, or a sandbox refuses to list it
+        names = []
+    for name in names:
+        base = f"/sys/bus/pci/devices/{name}"
+        if (_read_file(below(f"{base}/vendor")) or "").strip().lower() != "0x10de":
+            continue
+        for attribute in PCI_ATTRIBUTES:
+            text = _read_file(below(f"{base}/{attribute}"))
+            if text is not None:
+                tree["files"][f"{base}/{attribute}"] = text
+        with contextlib.suppress(OSError):  # no driver bound
+            tree["drivers"][base] = os.path.basename(os.readlink(below(f"{base}/driver")))
     return tree
 
 

@@ -129,14 +129,17 @@ def read_pci_functions(root: str = "/") -> Reading:
             numa_node = int(numa) if numa is not None and int(numa) >= 0 else None
         except ValueError:
             numa_node = None
-        driver = os.path.join(base, "driver")
+        try:
+            driver: str | None = os.path.basename(os.readlink(os.path.join(base, "driver")))
+        except OSError:  # no driver bound
+            driver = None
         functions.append(PciFunction(
             address=name.lower(),
             vendor=(_read(os.path.join(base, "vendor")) or "").lower(),
             pci_class=(_read(os.path.join(base, "class")) or "").lower(),
             device=(_read(os.path.join(base, "device")) or None),
             numa_node=numa_node,
-            driver=os.path.basename(os.readlink(driver)) if os.path.islink(driver) else None,
+            driver=driver,
         ))
     return Reading(tuple(functions))
 
