@@ -164,6 +164,19 @@ def test_a_tree_without_a_pci_bus_says_so(tmp_path):
     assert hardware_run.capture_tree(str(tmp_path)) == {"dirs": ["/sys"], "files": {}, "drivers": {}}
 
 
+def test_a_pci_bus_the_sandbox_refuses_to_list_is_recorded_as_absent(host_trees, monkeypatch):
+    listdir = os.listdir
+
+    def refused(path):
+        if str(path).endswith("/sys/bus/pci/devices"):
+            raise PermissionError(13, "Permission denied")
+        return listdir(path)
+    monkeypatch.setattr(os, "listdir", refused)
+    tree = hardware_run.capture_tree(host_trees["hgx_h100"])
+    assert not any(path.startswith("/sys/bus/pci/devices/") for path in tree["files"])
+    assert "/proc/driver/nvidia/version" in tree["files"]
+
+
 # --- modules --------------------------------------------------------------------------------------
 
 
