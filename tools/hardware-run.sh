@@ -11,9 +11,9 @@
 # and prints a table of the tests (passed, failed, not applicable and why) and the verdict. It writes nothing in the
 # checkout (it may be read-only).
 #
-# Results go to $OUT (the device tool's folder that comes back), else OUTDIR, else a new temp dir (printed), as at most
-# 7 flat files: hardware-run.log (all the output), recording.json, nvidia-smi.xml (where nvidia-smi ran), modules.json,
-# hardware-tests.xml, summary.json. `python tools/hardware_fixture.py OUTDIR` then turns them into a fixture.
+# Results go to $OUT (the device tool's folder that comes back), else OUTDIR, else a new temp dir (printed), as six flat
+# files at most: hardware-run.log (all the output), recording.json, nvidia-smi.xml (where nvidia-smi ran),
+# modules.json, hardware-tests.xml, summary.json. `python tools/hardware_fixture.py OUTDIR` then turns them into a fixture.
 #
 # Exit status: 0 when no test and no module failed, including on a host with no NVIDIA GPU ("no NVIDIA GPU here":
 # every test says so); 1 when one failed; 2 when the run could not start (no bundle, no pip, Python older than 3.11).
@@ -106,7 +106,9 @@ for module in "${MODULES[@]}"; do
   GPUFABRIC_HARDWARE_RESULT="$WORK/$module.json" \
     timeout "$STEP_TIMEOUT" "$PYTHON" -m ansible.cli.adhoc localhost -i localhost, -c local \
     -m "gpufabric.cluster.$module" -e "ansible_python_interpreter=$PYTHON" >"$WORK/$module.out"
-  echo "$module: ansible exit status $?"
+  module_status=$?
+  echo "$module: ansible exit status $module_status"
+  [ "$module_status" = 0 ] || cat "$WORK/$module.out"
   outputs+=("$module=$WORK/$module.json")
 done
 "$PYTHON" "$ROOT/tools/hardware_run.py" modules "$OUTDIR" "${outputs[@]}"
