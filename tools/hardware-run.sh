@@ -7,7 +7,7 @@
 # what else the machine's image lacks) with `pip install --no-index --no-deps --target` into a temp dir, makes this
 # checkout importable as gpufabric.cluster, records the host (tools/hardware_run.py record: NVML's answers to the
 # probe's queries, nvidia-smi -q -x, the files a sandbox may lack), runs the five probe modules through Ansible
-# against / (local connection) and prints each one's JSON, runs tests/hardware (NVML against independent readings),
+# (one play, local connection, root /) and prints each one's JSON, runs tests/hardware (NVML against independent readings),
 # and prints a table of the tests (passed, failed, not applicable and why) and the verdict. It writes nothing in the
 # checkout (it may be read-only).
 #
@@ -27,7 +27,6 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 PYTHON="${PYTHON:-python3}"
 BUNDLE="${HARDWARE_BUNDLE:-$ROOT/.build/hardware-bundle}"
 STEP_TIMEOUT="${HARDWARE_STEP_TIMEOUT:-120}"
-MODULES=(gpu_info connectx_info imex_info peermem_info fabric_facts)
 START="$EPOCHREALTIME"
 
 if [ -n "${OUT:-}" ]; then
@@ -71,11 +70,12 @@ printf '%s\n' "${wheels[@]##*/}"
 echo "installed in ${install_seconds} s"
 
 # The bundle first, then the collection (this checkout, linked as ansible_collections/gpufabric/cluster), then what
-# the interpreter already had. Nothing is written in the checkout: no bytecode, no pytest cache.
+# the interpreter already had. Nothing is written in the checkout: the bytecode goes to the temp dir (compiled once for
+# every step), pytest keeps no cache.
 mkdir -p "$WORK/collections/ansible_collections/gpufabric" "$WORK/ansible-home" "$WORK/tmp"
 ln -s "$ROOT" "$WORK/collections/ansible_collections/gpufabric/cluster"
 export PYTHONPATH="$WORK/site:$WORK/collections${PYTHONPATH:+:$PYTHONPATH}"
-export PYTHONDONTWRITEBYTECODE=1 PYTHONUTF8=1 LC_ALL=C.UTF-8 TMPDIR="$WORK/tmp"
+export PYTHONPYCACHEPREFIX="$WORK/pycache" PYTHONUTF8=1 LC_ALL=C.UTF-8 TMPDIR="$WORK/tmp"
 export ANSIBLE_HOME="$WORK/ansible-home" ANSIBLE_LOCAL_TEMP="$WORK/ansible-home/tmp"
 export ANSIBLE_COLLECTIONS_PATH="$WORK/collections" ANSIBLE_COLLECTIONS_SCAN_SYS_PATH=false
 export ANSIBLE_NOCOLOR=1 ANSIBLE_FORCE_COLOR=0 ANSIBLE_RETRY_FILES_ENABLED=false
@@ -99,19 +99,27 @@ record_status=$?
 record_seconds="$(seconds_since "$t0")"
 [ "$record_status" = 0 ] || echo "hardware-run: recording the host failed (exit status $record_status)"
 
-step "the probe modules through Ansible (local connection, root /)"
+step "the probe modules through Ansible (one play, local connection, root /)"
 t0="$EPOCHREALTIME"
-outputs=()
-for module in "${MODULES[@]}"; do
-  GPUFABRIC_HARDWARE_RESULT="$WORK/$module.json" \
-    timeout "$STEP_TIMEOUT" "$PYTHON" -m ansible.cli.adhoc localhost -i localhost, -c local \
-    -m "gpufabric.cluster.$module" -e "ansible_python_interpreter=$PYTHON" >"$WORK/$module.out"
-  module_status=$?
-  echo "$module: ansible exit status $module_status"
-  [ "$module_status" = 0 ] || cat "$WORK/$module.out"
-  outputs+=("$module=$WORK/$module.json")
-done
-"$PYTHON" "$ROOT/tools/hardware_run.py" modules "$OUTDIR" "${outputs[@]}"
+# each module a task named after it, every one run whatever the others did
+cat >"$WORK/probe.yml" <<'YAML'
+- name: The probe modules on this host
+  hosts: localhost
+  gather_facts: false
+  ignore_errors: true
+  tasks:
+    - {name: gpu_info, gpufabric.cluster.gpu_info: {}}
+    - {name: connectx_info, gpufabric.cluster.connectx_info: {}}
+    - {name: imex_info, gpufabric.cluster.imex_info: {}}
+    - {name: peermem_info, gpufabric.cluster.peermem_info: {}}
+    - {name: fabric_facts, gpufabric.cluster.fabric_facts: {}}
+YAML
+GPUFABRIC_HARDWARE_RESULT="$WORK/modules.json" timeout "$STEP_TIMEOUT" "$PYTHON" -m ansible.cli.playbook \
+  -i localhost, -c local -e "ansible_python_interpreter=$PYTHON" "$WORK/probe.yml" >"$WORK/probe.out"
+playbook_status=$?
+echo "ansible-playbook exit status $playbook_status"
+[ "$playbook_status" = 0 ] || cat "$WORK/probe.out"
+"$PYTHON" "$ROOT/tools/hardware_run.py" modules "$OUTDIR" "$WORK/modules.json"
 modules_seconds="$(seconds_since "$t0")"
 
 step "tests/hardware"

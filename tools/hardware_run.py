@@ -11,8 +11,9 @@ the machine's nvidia-ml-py), with the collection importable (the run script sets
         probe reads (the driver's version files, the NVIDIA PCI functions), NVML's answers to every query the probe
         makes in the recorded double's format (tests/fixtures/recorded_nvml.py), and nvidia-smi -q -x as parsed by
         tests/hardware/hardware_readings.py (its text beside it, OUTDIR/nvidia-smi.xml, where it ran)
-    python tools/hardware_run.py modules OUTDIR NAME=RESULT_JSON ...
-        OUTDIR/modules.json: each probe module's result as ``ansible`` ad hoc returned it, printed
+    python tools/hardware_run.py modules OUTDIR RESULTS_JSON
+        OUTDIR/modules.json: each probe module's result as the play returned it (RESULTS_JSON, written by the run's
+        TEST FIXTURE callback), printed
     python tools/hardware_run.py summary OUTDIR [--timing STEP=SECONDS ...]
         a table of the hardware tests (passed, failed, not applicable and why) from OUTDIR/hardware-tests.xml, the
         verdict, OUTDIR/summary.json; exit status 0 when nothing failed (also when there is no NVIDIA GPU here:
@@ -234,32 +235,35 @@ def record(outdir: Path, where: str) -> dict:
 # --- modules -------------------------------------------------------------------------------------
 
 
-def module_result(text: str) -> dict:
-    """The one host's result from what the run's TEST FIXTURE callback wrote (``{host: result}``, JSON;
+def module_results(text: str) -> dict:
+    """Each task's result from what the run's TEST FIXTURE callback wrote (``{task name: result}``, JSON;
     tests/hardware/callback/gpufabric_hardware_result.py).
 
-    Raises ``ValueError`` (one line) when ``text`` is not a JSON object holding exactly one host's result object.
+    Raises ``ValueError`` (one line) when ``text`` is not a JSON object of result objects.
     """
     try:
         results = json.loads(text)
     except ValueError as exc:
         raise ValueError(f"not JSON ({exc})") from None
-    if not isinstance(results, dict) or len(results) != 1:
-        raise ValueError(f"expected the result of one host, got {len(results) if isinstance(results, dict) else 0}")
-    result = next(iter(results.values()))
-    if not isinstance(result, dict):
-        raise ValueError("the host's result is not a JSON object")
-    return result
+    if not isinstance(results, dict) or not all(isinstance(result, dict) for result in results.values()):
+        raise ValueError("not an object of task results")
+    return results
 
 
-def gather_modules(outdir: Path, outputs: dict[str, Path]) -> dict:
-    """Write ``outdir/modules.json`` from each module's result file and print each result."""
+def gather_modules(outdir: Path, path: Path) -> dict:
+    """Write ``outdir/modules.json`` with each probe module's result from the play's results file; print each one.
+
+    A module with no result (the play stopped, the file is missing or broken) is ``failed`` with the reason.
+    """
+    try:
+        played = module_results(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        played, reason = {}, f"no results from ansible-playbook ({exc})"
+    else:
+        reason = "not run"
     results = {}
-    for name, path in outputs.items():
-        try:
-            results[name] = module_result(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as exc:
-            results[name] = {"failed": True, "msg": f"{name}: no result from ansible ({exc})"}
+    for name in PROBE_MODULES:
+        results[name] = played.get(name, {"failed": True, "msg": f"{name}: {reason}"})
         print(f"--- {name}")
         print(json.dumps(results[name], indent=1, sort_keys=True))
     (outdir / MODULES).write_text(json.dumps(results, indent=1, sort_keys=True) + "\n", encoding="utf-8")
@@ -402,7 +406,7 @@ def main(argv: list[str] | None = None) -> int:
     record_step.add_argument("--where", default="", help="which machine this is, in words")
     modules_step = steps.add_parser("modules", help="gather the probe modules' results")
     modules_step.add_argument("outdir", type=Path)
-    modules_step.add_argument("outputs", nargs="+", type=_pair, metavar="NAME=RESULT_JSON")
+    modules_step.add_argument("results", type=Path, help="what the run's callback wrote")
     summary_step = steps.add_parser("summary", help="judge the run")
     summary_step.add_argument("outdir", type=Path)
     summary_step.add_argument("--timing", action="append", type=_timing, default=[], metavar="STEP=SECONDS")
@@ -418,7 +422,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"nvidia-smi: {smi['reason']}" if "reason" in smi else f"nvidia-smi: {len(smi['gpus'])} GPU(s)")
         return 0
     if args.step == "modules":
-        gather_modules(args.outdir, {name: Path(path) for name, path in args.outputs})
+        gather_modules(args.outdir, args.results)
         return 0
     return summarize(args.outdir, dict(args.timing))
 

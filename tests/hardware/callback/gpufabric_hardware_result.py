@@ -1,12 +1,12 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpufabric.cluster contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""TEST FIXTURE callback: write each host's result of an ad hoc module run as JSON, warnings included.
+"""TEST FIXTURE callback: write each task's result on the one host of a play as JSON, warnings included.
 
-tools/hardware-run.sh runs each probe module with ``ansible`` ad hoc on the lent GPU machine and keeps its result as
-the module returned it; the stdout callbacks print results without their ``warnings`` (they show them apart), and
-a probe's warnings are half of what it says about a host it cannot fully read. This callback writes
-``{host: result}`` to the file GPUFABRIC_HARDWARE_RESULT names, with ``warnings`` as the warnings' texts.
+tools/hardware-run.sh runs the five probe modules in a play on the lent GPU machine and keeps each result as the
+module returned it; the stdout callbacks print results without their ``warnings`` (they show them apart), and a
+probe's warnings are half of what it says about a host it cannot fully read. This callback writes
+``{task name: result}`` to the file GPUFABRIC_HARDWARE_RESULT names, with ``warnings`` as the warnings' texts.
 Not part of the collection; enabled only by the run script (ANSIBLE_CALLBACK_PLUGINS, ANSIBLE_CALLBACKS_ENABLED).
 """
 
@@ -20,7 +20,7 @@ from ansible.plugins.callback import CallbackBase
 DOCUMENTATION = r"""
 name: gpufabric_hardware_result
 type: aggregate
-short_description: TEST FIXTURE - write each host's ad hoc result as JSON, warnings included
+short_description: TEST FIXTURE - write each task's result as JSON, warnings included
 description:
   - Test fixture of the hardware tier (tools/hardware-run.sh); not part of the collection.
 requirements:
@@ -30,7 +30,7 @@ author: gpufabric.cluster contributors (@gpufabric)
 
 
 class CallbackModule(CallbackBase):
-    """Write every host's result to the file GPUFABRIC_HARDWARE_RESULT names."""
+    """Write every task's result to the file GPUFABRIC_HARDWARE_RESULT names."""
 
     CALLBACK_VERSION = 2.0
     CALLBACK_TYPE = "aggregate"
@@ -46,7 +46,7 @@ class CallbackModule(CallbackBase):
                 if key not in ("warnings", "deprecations") and not key.startswith("_ansible")}
         data.update(flags)
         data["warnings"] = [warning.event.msg for warning in result.warnings]
-        self._results[result.host.get_name()] = data
+        self._results[result.task.get_name()] = data
 
     def v2_runner_on_ok(self, result):
         self._keep(result)

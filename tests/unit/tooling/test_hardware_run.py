@@ -185,36 +185,38 @@ JSON_VALUES = st.recursive(st.none() | st.booleans() | st.integers() | st.text(m
                            | st.dictionaries(st.text(max_size=5), children, max_size=3), max_leaves=10)
 
 
-@given(st.dictionaries(st.text(max_size=8), JSON_VALUES, max_size=5))
-def test_a_host_s_result_is_read_back_whole(result):
-    assert hardware_run.module_result(json.dumps({"localhost": result})) == result
+@given(st.dictionaries(st.sampled_from(hardware_run.PROBE_MODULES), st.dictionaries(st.text(max_size=8), JSON_VALUES,
+                                                                                  max_size=5)))
+def test_each_task_s_result_is_read_back_whole(results):
+    assert hardware_run.module_results(json.dumps(results)) == results
 
 
 @given(st.text(max_size=40) | JSON_VALUES.map(json.dumps))
 def test_anything_else_is_a_clear_error(text):
     try:
-        result = hardware_run.module_result(text)
+        results = hardware_run.module_results(text)
     except ValueError as exc:
         assert "\n" not in str(exc)
     else:
-        document = json.loads(text)
-        assert isinstance(document, dict) and len(document) == 1 and result == next(iter(document.values()))
+        assert results == json.loads(text)
+        assert all(isinstance(result, dict) for result in results.values())
 
 
-def test_two_hosts_are_refused():
-    with pytest.raises(ValueError, match="expected the result of one host, got 2"):
-        hardware_run.module_result(json.dumps({"a": {}, "b": {}}))
-
-
-def test_modules_json_holds_each_result_and_a_missing_one_as_failed(tmp_path, capsys):
-    (tmp_path / "gpu_info.json").write_text(json.dumps({"localhost": {"count": 0, "warnings": ["w"]}}))
-    results = hardware_run.gather_modules(tmp_path, {"gpu_info": tmp_path / "gpu_info.json",
-                                                     "imex_info": tmp_path / "absent.json"})
+def test_modules_json_holds_each_result_and_a_module_that_did_not_run_as_failed(tmp_path, capsys):
+    (tmp_path / "played.json").write_text(json.dumps({"gpu_info": {"count": 0, "warnings": ["w"]}}))
+    results = hardware_run.gather_modules(tmp_path, tmp_path / "played.json")
     assert results["gpu_info"] == {"count": 0, "warnings": ["w"]}
-    assert results["imex_info"]["failed"] is True
-    assert "imex_info: no result from ansible" in results["imex_info"]["msg"]
+    assert results["imex_info"] == {"failed": True, "msg": "imex_info: not run"}
+    assert list(results) == list(hardware_run.PROBE_MODULES)
     assert json.loads((tmp_path / "modules.json").read_text()) == results
     assert '--- gpu_info\n{\n "count": 0,' in capsys.readouterr().out
+
+
+def test_without_the_play_s_results_every_module_is_failed_with_the_reason(tmp_path):
+    results = hardware_run.gather_modules(tmp_path, tmp_path / "absent.json")
+    for name, result in results.items():
+        assert result["failed"] is True
+        assert result["msg"].startswith(f"{name}: no results from ansible-playbook ([Errno 2] No such file")
 
 
 # --- summary --------------------------------------------------------------------------------------
