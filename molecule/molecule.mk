@@ -4,7 +4,7 @@
 MOLECULE_SCENARIOS := $(filter-out demo,$(patsubst molecule/%/molecule.yml,%,$(wildcard molecule/*/molecule.yml)))
 SCENARIO ?=
 
-.PHONY: molecule-image molecule demo demo-down
+.PHONY: molecule-image molecule hardware-offline demo demo-down
 
 molecule-image: ## build (or reuse) the Debian 12 systemd image of the host-role scenarios
 	@tests/images/build-debian12-systemd.sh
@@ -24,6 +24,14 @@ molecule: test-venv collection molecule-image cluster-build $(KUBERNETES_CORE) #
 	  --molecule $(BIN)/molecule $(or $(SCENARIO),$(MOLECULE_SCENARIOS))
 
 TEST_TIERS += molecule
+
+# The hardware tier's offline path proven where no GPU is (tests/molecule/hardware_offline.py): tools/hardware-run.sh
+# in a container of the test image with --network=none, this checkout read-only and the bundle in it; the bundle must
+# install offline, the probe modules run and report no GPU, and every hardware test say "no NVIDIA GPU here".
+hardware-offline: test-venv molecule-image hardware-bundle ## the offline hardware run in a container of the test image, no network, no GPU
+	$(BIN)/python tests/molecule/hardware_offline.py --out $(BUILD)/hardware-offline
+
+TEST_TIERS += hardware-offline
 
 # `make demo`: gpufabric.cluster.site on a simulated GB200 NVL72 rack (tools/demo.py, molecule/demo): the test control
 # plane with 18 kwok trays in two cliques, podman trays probing recorded trees, one of them with a rail down on purpose.
