@@ -202,9 +202,12 @@ hardware: test-venv collection ## probe tests against the real driver and NVML (
 	PYTHONPATH=$(COLLECTIONS) $(BIN)/pytest -q -s -p no:cacheprovider tests/hardware
 
 HARDWARE_BUNDLE := $(BUILD)/hardware-bundle
+# .venv's interpreter where there is one, else the one `make venv` would take: any Python with pip downloads the bundle
+# (tools/hardware_bundle.py needs the standard library only), and a checkout whose .venv is shared must not rebuild it
+HARDWARE_PYTHON  = $(if $(wildcard $(BIN)/python),$(BIN)/python,$(VENV_PYTHON))
 
-hardware-bundle: venv ## the wheels an offline GPU machine lacks (ansible-core at its pin) in .build/hardware-bundle, to carry there
-	$(BIN)/python tools/hardware_bundle.py --dest $(HARDWARE_BUNDLE)
+hardware-bundle: ## the wheels an offline GPU machine lacks (ansible-core at its pin) in .build/hardware-bundle, to carry there
+	$(HARDWARE_PYTHON) tools/hardware_bundle.py --dest $(HARDWARE_BUNDLE)
 
 clean: ## remove .build and the virtual environment
 	rm -rf $(BUILD) $(VENV)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import subprocess
 import zipfile
 from importlib import metadata
 
@@ -155,3 +156,17 @@ def test_a_failed_download_is_one_line_naming_the_step(tmp_path, monkeypatch, ca
     monkeypatch.setattr(hardware_bundle, "pip_download", unreachable)
     assert hardware_bundle.main(["--dest", str(tmp_path)]) == 1
     assert capsys.readouterr().err == "hardware-bundle: Network is unreachable\n"
+
+
+def test_make_hardware_bundle_builds_no_venv():
+    """A session in a checkout whose .venv is shared (or absent) runs the bundle step alone, with .venv's Python where
+    there is one: never `python -m venv` or `pip install` into .venv."""
+    done = subprocess.run(["make", "-n", "--no-print-directory", "hardware-bundle"], cwd=ROOT, capture_output=True,
+                          text=True, check=False, timeout=60)
+    assert done.returncode == 0, done.stderr
+    python = os.path.join(ROOT, ".venv", "bin", "python")
+    if not os.path.exists(python):  # the interpreter `make venv` would take
+        python = subprocess.run(["sh", os.path.join(ROOT, "tools", "venv-python.sh")], capture_output=True, text=True,
+                                check=True, timeout=30).stdout.strip()
+    assert done.stdout.splitlines() == [
+        f"{python} tools/hardware_bundle.py --dest {os.path.join(ROOT, '.build', 'hardware-bundle')}"]
