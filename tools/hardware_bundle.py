@@ -201,8 +201,11 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{mib(size):>10}  in all, {len(wheels)} wheels in {args.dest}")
     if not args.image_standin:
         carry = os.path.relpath(args.dest, ROOT)
-        print(f"device tool: carry [\"{carry}\"] (within the {CARRY_LIMIT_MIB} MiB a call carries with the working "
-              f"tree); command: bash tools/hardware-run.sh")
+        if carry.startswith(".."):
+            print(f"{args.dest} is outside the checkout {ROOT}: the device tool carries only paths inside it")
+        else:
+            print(f"device tool: carry [\"{carry}\"] (within the {CARRY_LIMIT_MIB} MiB a call carries with the "
+                  f"working tree); command: bash tools/hardware-run.sh")
     return 0
 
 

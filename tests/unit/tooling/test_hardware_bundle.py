@@ -150,6 +150,16 @@ def test_the_command_prints_the_size_and_the_path_to_carry(tmp_path, monkeypatch
     assert 'carry [".build/hardware-bundle"]' in out
 
 
+def test_a_bundle_outside_the_checkout_is_said_not_to_travel(tmp_path, monkeypatch, capsys):
+    download, _calls = _stand_in_pip({})
+    monkeypatch.setattr(hardware_bundle, "pip_download", download)
+    monkeypatch.setattr(hardware_bundle, "ROOT", tmp_path / "checkout")
+    assert hardware_bundle.main(["--dest", str(tmp_path / "elsewhere")]) == 0
+    out = capsys.readouterr().out
+    assert f"{tmp_path / 'elsewhere'} is outside the checkout {tmp_path / 'checkout'}: the device tool carries" in out
+    assert "carry [" not in out
+
+
 def test_a_failed_download_is_one_line_naming_the_step(tmp_path, monkeypatch, capsys):
     def unreachable(*_args, **_kwargs):
         raise OSError("Network is unreachable")
