@@ -17,7 +17,7 @@ import zipfile
 from importlib import metadata
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
@@ -36,6 +36,7 @@ NAMES = st.sampled_from(["ansible", "kubernetes", "ansible-core", "ansible_core"
 VERSIONS = st.from_regex(r"[0-9]{1,2}(\.[0-9]{1,2}){0,2}", fullmatch=True)
 
 
+@settings(deadline=None)  # no deadline: the CI machine runs tiers side by side
 @given(st.lists(st.tuples(NAMES, st.sampled_from(["==", ">=", "~="]), VERSIONS), max_size=4),
        st.sampled_from(["", "  # a comment"]))
 def test_the_pin_is_read_only_from_one_exact_pin(lines, comment):
@@ -56,6 +57,7 @@ def test_the_bundle_is_ansible_core_s_requirements_the_machine_lacks_and_not_cry
         "cryptography", "jinja2>=3.1.0", "packaging", "pyyaml>=5.1", "resolvelib<2.0.0,>=0.5.3"]
 
 
+@settings(deadline=None)  # no deadline: the CI machine runs tiers side by side
 @given(st.lists(st.tuples(NAMES | st.sampled_from(["PyYAML", "cryptography", "resolvelib"]),
                           st.sampled_from(["", ">=1.0", "<2.0.0,>=0.5.3", " (>=3)"]),
                           st.sampled_from(["", "; python_version >= '3.8'", "; extra == 'docs'"])), max_size=5),

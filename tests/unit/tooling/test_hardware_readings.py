@@ -17,7 +17,7 @@ import types
 from xml.etree import ElementTree
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ansible_collections.gpufabric.cluster.plugins.module_utils.errors import ParseError
@@ -73,6 +73,7 @@ def test_a_field_nvidia_smi_leaves_out_or_gives_as_n_a_is_none():
 TEXT = st.text(st.characters(codec="ascii", exclude_categories=("Cc", "Cs")), max_size=12)
 
 
+@settings(deadline=None)  # no deadline: the CI machine runs tiers side by side
 @given(st.lists(st.fixed_dictionaries({
     "uuid": TEXT, "name": TEXT, "total": st.integers(0, 10 ** 6) | st.just(None),
     "persistence": st.sampled_from(["Enabled", "Disabled", "N/A"])}), max_size=4), TEXT)
@@ -93,6 +94,7 @@ def test_every_gpu_of_a_document_is_read_as_written(gpus, driver):
          {"Enabled": True, "Disabled": False}.get(g["persistence"])) for g in gpus]
 
 
+@settings(deadline=None)  # no deadline: the CI machine runs tiers side by side
 @given(st.text(max_size=80))
 def test_anything_else_is_a_clear_error(text):
     try:
@@ -108,6 +110,7 @@ def test_a_document_of_another_kind_is_refused_by_its_root():
         readings.parse_nvidia_smi_xml("<html/>")
 
 
+@settings(deadline=None)  # no deadline: the CI machine runs tiers side by side
 @given(st.integers(0, 0xFFFF), st.integers(0, 0xFF), st.integers(0, 0x1F), st.integers(0, 7), st.booleans())
 def test_a_bus_id_is_normalised_as_the_probe_normalises_it(domain, bus, device, function, nvml_form):
     bus_id = f"{domain:08X}:{bus:02X}:{device:02X}.{function}" if nvml_form else \
@@ -115,6 +118,7 @@ def test_a_bus_id_is_normalised_as_the_probe_normalises_it(domain, bus, device, 
     assert readings.normalize_bus_id(bus_id) == normalize_pci_address(bus_id)
 
 
+@settings(deadline=None)  # no deadline: the CI machine runs tiers side by side
 @given(st.text(max_size=20))
 def test_what_is_not_a_bus_id_is_refused_as_the_probe_refuses_it(text):
     try:

@@ -20,7 +20,7 @@ from xml.etree import ElementTree
 import pytest
 from fixtures import hardware_recordings
 from fixtures.recorded_nvml import RecordedSource
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ansible_collections.gpufabric.cluster.plugins.module_utils.errors import NvmlError
@@ -106,6 +106,7 @@ def recordings(draw):
     return recording
 
 
+@settings(deadline=None)  # no deadline: the CI machine runs tiers side by side
 @given(recordings())
 def test_what_the_recorder_records_replays_as_what_it_was_asked(recording):
     recorded = hardware_run.record_nvml(RecordedSource(recording), NvmlError, NvmlNotSupported)
@@ -185,12 +186,16 @@ JSON_VALUES = st.recursive(st.none() | st.booleans() | st.integers() | st.text(m
                            | st.dictionaries(st.text(max_size=5), children, max_size=3), max_leaves=10)
 
 
-@given(st.dictionaries(st.sampled_from(hardware_run.PROBE_MODULES), st.dictionaries(st.text(max_size=8), JSON_VALUES,
-                                                                                  max_size=5)))
+RESULTS = st.dictionaries(st.text(max_size=8), JSON_VALUES, max_size=5)
+
+
+@settings(deadline=None)  # no deadline: the CI machine runs tiers side by side
+@given(st.dictionaries(st.sampled_from(hardware_run.PROBE_MODULES), RESULTS))
 def test_each_task_s_result_is_read_back_whole(results):
     assert hardware_run.module_results(json.dumps(results)) == results
 
 
+@settings(deadline=None)  # no deadline: the CI machine runs tiers side by side
 @given(st.text(max_size=40) | JSON_VALUES.map(json.dumps))
 def test_anything_else_is_a_clear_error(text):
     try:
@@ -247,6 +252,7 @@ def test_pytest_s_report_reads_as_passed_failed_and_not_applicable_with_the_reas
     assert "fixture broke" in outcomes[3].reason
 
 
+@settings(deadline=None)  # no deadline: the CI machine runs tiers side by side
 @given(st.text(max_size=60))
 def test_a_report_that_is_not_junit_is_a_clear_error(text):
     try:
