@@ -228,7 +228,7 @@ def _check_name_length(directory: _Directory, name: str, path: str) -> None:
 
 def _temporary_name(name: str) -> str:
     """A name for the temporary file of ``name``: ``.<name>.<8 random characters>``."""
-    return f".{name}.{''.join(secrets.choice(TEMP_ALPHABET) for _ in range(TEMP_RANDOM_LENGTH))}"
+    return f".{name}.{''.join(secrets.choice(TEMP_ALPHABET) for _position in range(TEMP_RANDOM_LENGTH))}"
 
 
 def _write_atomically(directory: _Directory, name: str, data: bytes, mode: int) -> None:

@@ -49,13 +49,13 @@ def sections(text: str, level: str = "## ") -> list[tuple[str, str]]:
             found.append([line[len(level):], ""])
         elif found:
             found[-1][1] += line + "\n"
-    return [(heading, body) for heading, body in found]
+    return [tuple(item) for item in found]
 
 
 def scripts() -> list[str]:
     """Every Python file of bench/, relative to it."""
-    return sorted(os.path.relpath(path, BENCH) for path in glob.glob(os.path.join(BENCH, "**", "*.py"),
-                                                                    recursive=True))
+    paths = glob.glob(os.path.join(BENCH, "**", "*.py"), recursive=True)
+    return sorted(os.path.relpath(path, BENCH) for path in paths)
 
 
 def results() -> list[str]:
@@ -94,7 +94,7 @@ def test_every_results_file_names_its_machine_date_command_and_tree():
             if not line:
                 break
             if line.startswith("- "):
-                key, _, value = line[2:].partition(": ")
+                key, _separator, value = line[2:].partition(": ")
                 facts[key] = value
         assert list(facts)[:len(HEADER)] == list(HEADER), (name, list(facts))
         assert all(facts[key] for key in HEADER), name
@@ -110,7 +110,7 @@ def test_the_readme_ends_with_the_index_of_the_results():
 
 
 def test_every_link_into_bench_resolves():
-    anchors = {slug(heading) for level in ("# ", "## ", "### ") for heading, _ in sections(_read(README), level)}
+    anchors = {slug(heading) for level in ("# ", "## ", "### ") for heading, _body in sections(_read(README), level)}
     broken = []
     for directory, subdirectories, files in os.walk(ROOT):
         subdirectories[:] = [name for name in subdirectories if name not in SKIP_DIRS]

@@ -84,8 +84,8 @@ def test_a_downgrade_within_a_line_is_refused_naming_both_versions_and_the_setti
 
 @pytest.mark.parametrize("allow", [True, "true", "yes", "on", 1, "1"])
 def test_a_downgrade_is_planned_when_the_operator_means_it(allow):
-    plan = dra_driver_upgrade(release("dra-driver-nvidia-gpu-0.6.0"), {"name": "dra-driver-nvidia-gpu",
-                                                                      "version": "0.4.0"}, allow)
+    wanted = {"name": "dra-driver-nvidia-gpu", "version": "0.4.0"}
+    plan = dra_driver_upgrade(release("dra-driver-nvidia-gpu-0.6.0"), wanted, allow)
     assert plan == {"action": "downgrade", "from": {"name": "dra-driver-nvidia-gpu", "version": "0.6.0"},
                     "to": {"name": "dra-driver-nvidia-gpu", "version": "0.4.0"}, "line": "sigs", "apply_crds": True,
                     "message": "downgrade dra-driver-nvidia-gpu 0.6.0 to dra-driver-nvidia-gpu 0.4.0"}
@@ -93,8 +93,8 @@ def test_a_downgrade_is_planned_when_the_operator_means_it(allow):
 
 @pytest.mark.parametrize("allow", [False, True])
 def test_allow_downgrade_changes_nothing_else(allow):
-    assert dra_driver_upgrade(release("dra-driver-nvidia-gpu-0.4.1"), {"name": "dra-driver-nvidia-gpu",
-                                                                      "version": "0.6.0"}, allow)["action"] == "upgrade"
+    wanted = {"name": "dra-driver-nvidia-gpu", "version": "0.6.0"}
+    assert dra_driver_upgrade(release("dra-driver-nvidia-gpu-0.4.1"), wanted, allow)["action"] == "upgrade"
     assert dra_driver_upgrade(None, SIGS, allow)["action"] == "install"
     assert dra_driver_upgrade(release("nvidia-dra-driver-gpu-25.12.0"), SIGS, allow)["action"] == "migrate"
 

@@ -247,8 +247,8 @@ def test_a_cell_above_what_nvlink_5_carries_in_one_direction_fails_as_physically
 
 
 def test_each_direction_of_a_bidirectional_testcase_has_the_ceiling_and_the_total_does_not():
-    parsed = parse_nvbandwidth(BIDIRECTIONAL.replace("770.00", "1700.00").replace(" 0       N/A    390.00",
-                                                                                   " 0       N/A    950.00"))
+    output = BIDIRECTIONAL.replace("770.00", "1700.00").replace(" 0       N/A    390.00", " 0       N/A    950.00")
+    parsed = parse_nvbandwidth(output)
     verdict = judge_nvbandwidth(parsed, 1, 2, threshold_gbps=300,
                                 testcases=["device_to_device_bidirectional_memcpy_read_ce"])
     assert verdict["reasons"] == [

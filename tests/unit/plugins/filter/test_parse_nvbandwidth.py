@@ -385,9 +385,9 @@ def test_no_non_finite_cell_is_ever_read_as_a_number_or_as_n_a(token, row, as_js
         output = json.dumps({"nvbandwidth": {"testcases": [
             {"name": "device_to_device_memcpy_read_ce", "status": "Passed", "bandwidth_matrix": rows}]}})
     else:
+        lines = "".join(f" {index}  {'  '.join(cells)}\n" for index, cells in enumerate(rows))
         output = ("Running device_to_device_memcpy_read_ce.\nmemcpy CE GPU(row) -> GPU(column) bandwidth (GB/s)\n"
-                  "           0         1\n" + "".join(f" {index}  {'  '.join(cells)}\n"
-                                                        for index, cells in enumerate(rows)))
+                  "           0         1\n" + lines)
     try:
         parsed = parse_nvbandwidth(output)
     except AnsibleFilterError as exc:

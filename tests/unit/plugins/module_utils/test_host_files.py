@@ -128,8 +128,8 @@ LIMITED_FILES = [
 
 @pytest.mark.parametrize(("tree", "path", "limit", "collect"), LIMITED_FILES,
                          ids=[f"{tree}:{path}" for tree, path, _limit, _collect in LIMITED_FILES])
-def test_every_probed_file_is_read_up_to_its_limit_and_no_further(fresh_tree, command_runner, tree, path, limit,
-                                                                 collect):
+def test_every_probed_file_is_read_up_to_its_limit_and_no_further(
+        fresh_tree, command_runner, tree, path, limit, collect):
     root = fresh_tree(tree)
     if path.endswith("modules.dep"):  # the tree has no depmod index: one naming the module file
         with open(os.path.join(root, path.lstrip("/")), "w", encoding="utf-8") as handle:

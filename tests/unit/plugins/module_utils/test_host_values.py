@@ -44,8 +44,8 @@ REASONS = {check(value) for check in CONFIG_SETTINGS.values() for value in ("x%"
     (is_firmware_version, ["28.39.1002", "0.0.0"], ["28.39", "28.39.1002.1", "28.39.x", " 28.39.1002", ""]),
     (is_board_id, ["MT_0000000838", "NVD0000000033", "a.b-c_d"], ["", "MT 0838", "MT/0838", "x" * 65, "MT_08%"]),
     (is_pci_id, ["0x1021", "0xa2dc"], ["0x102", "1021", "0xA2DC", "0x10211", "0xzzzz"]),
-    (is_interface_name, ["ibp3s0", "enP6p1s0f0np0", "eth0.100", "a"], ["", ".", "..", "a/b", "a b", "x" * 16,
-                                                                      "eth0:1", "ib%0"]),
+    (is_interface_name, ["ibp3s0", "enP6p1s0f0np0", "eth0.100", "a"],
+     ["", ".", "..", "a/b", "a b", "x" * 16, "eth0:1", "ib%0"]),
     (is_safe_path, ["/", "/etc/nvidia-imex/nodes_config.cfg", "/run/imex control/ctl.sock", "/a/../b"],
      ["", "relative", "/a\nb", "/a$b", "/a%b", "/a'b", '/a"b', "/a\\b", "/é", "/" + "a" * 4096]),
 ])

@@ -513,7 +513,7 @@ def test_pynvml_platform_info_reads_raw_bytes_nvidia_ml_py_cannot_decode():
     info = fake.c_nvmlPlatformInfo_v2_t()
     fake.nvmlDeviceGetPlatformInfo("handle0", ctypes.byref(info))
     with pytest.raises(UnicodeDecodeError):
-        _ = info.chassisSerialNumber
+        print(info.chassisSerialNumber)
     assert info.ibGuid == ""  # nvidia-ml-py's reading stops at the first NUL
     read = nvml.PynvmlSource(fake).platform_info(0)
     assert (read.chassis_serial, read.ib_guid) == (b"\xff" * 16, b"\x00\xc3" + bytes(14))
@@ -796,9 +796,8 @@ def _check_health(mask, summary):
     assert any(reason.startswith("summary: ") for reason in health["reasons"]) == (summary not in (1, 2, 3))
     # clean only when every field and the summary say so; anything unknown keeps it from looking clean
     assert _looks_clean(health) == (mask == HEALTHY and summary == 1)
-    assert (health["reasons"] == []) == (all((mask >> shift) & width in values
-                                            for _n, shift, width, values in NVML_LAYOUT.values())
-                                        and mask >> 16 == 0 and summary in (1, 2, 3))
+    defined = all((mask >> shift) & width in values for _n, shift, width, values in NVML_LAYOUT.values())
+    assert (health["reasons"] == []) == (defined and mask >> 16 == 0 and summary in (1, 2, 3))
 
 
 @settings(max_examples=400)
@@ -850,8 +849,8 @@ def test_decode_chassis_serial(raw, expected):
     (bytes.fromhex("0100000000000000") + bytes(8), ("0x0000000000000001", None)),
     (bytes(16), (None, "ib_guid: all zero (the platform reports no GUID)")),
     (b"\xff" * 16, (None, "ib_guid: NVML reports it invalid (all bytes 0xff)")),
-    (bytes.fromhex("f57c8f526a5bac21") + b"\x01" + bytes(7), (None, "ib_guid: more than the 8 bytes NVML documents "
-                                                                   "are set")),
+    (bytes.fromhex("f57c8f526a5bac21") + b"\x01" + bytes(7),
+     (None, "ib_guid: more than the 8 bytes NVML documents are set")),
 ])
 def test_decode_ib_guid(raw, expected):
     assert nvml.decode_ib_guid(raw) == expected

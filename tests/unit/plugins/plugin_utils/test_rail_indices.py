@@ -384,7 +384,7 @@ def histories(draw):
     """Steps of a site's life: each adds some hosts to the inventory, then runs the role on some of them."""
     order = draw(st.permutations(NAMES))
     steps, inventory = [], []
-    for _ in range(draw(st.integers(1, 6))):
+    for _step in range(draw(st.integers(1, 6))):
         added = draw(st.integers(0 if inventory else 1, 3))
         inventory = inventory + list(order[len(inventory):len(inventory) + added])
         run = draw(st.lists(st.sampled_from(inventory), min_size=1, unique=True))

@@ -357,7 +357,7 @@ def test_property_any_arrangement_is_written_as_documented_or_refused_naming_the
         result = logic.write_files(files, directory_mode, check_mode=check, follow_directory_links=follow)
     except logic.WriteFilesError as exc:
         assert refuse, f"refused what the rules allow: {exc}"
-        named = str(exc).split(" ")[0].rstrip(":")
+        named = str(exc).split(" ", maxsplit=1)[0].rstrip(":")
         assert any(path == named or path.startswith(named + os.sep) for path in paths), str(exc)
         assert snapshot(root) == before
         return
