@@ -89,6 +89,21 @@ class _Recorder:
             errors[query] = str(exc)
         return None
 
+    @staticmethod
+    def fabric(fabric: t.Any) -> dict:
+        """The fields of the fabric struct NVML answered (``FabricInfo``), under its ``info_version``."""
+        recorded: dict[str, t.Any] = {"info_version": fabric.info_version, "state": fabric.state,
+                                      "status": fabric.status, "cluster_uuid": fabric.cluster_uuid}
+        if fabric.clique_id is not None:
+            recorded["clique_id"] = fabric.clique_id
+        if fabric.health_mask is not None:
+            recorded["health_mask"] = fabric.health_mask
+        if fabric.health_summary is not None:
+            recorded["health_summary"] = fabric.health_summary
+        if fabric.cliques is not None:
+            recorded["cliques"] = [list(entry) for entry in fabric.cliques]
+        return recorded
+
     def device(self, index: int) -> dict:
         """One GPU's answers."""
         device: dict[str, t.Any] = {"index": index}
@@ -102,10 +117,17 @@ class _Recorder:
             del errors["fabric_info"]
             device["fabric"] = None  # the double's own form of NVML's NOT_SUPPORTED
         elif fabric is not None:
-            device["fabric"] = {"state": fabric.state, "status": fabric.status, "cluster_uuid": fabric.cluster_uuid,
-                                "clique_id": fabric.clique_id}
-            if fabric.health_mask is not None:
-                device["fabric"]["health_mask"] = fabric.health_mask
+            device["fabric"] = self.fabric(fabric)
+        platform_info = self.ask("platform_info", errors, index)
+        if errors.get("platform_info") == NOT_SUPPORTED_TEXT:
+            del errors["platform_info"]
+            device["platform"] = None
+        elif platform_info is not None:
+            device["platform"] = {
+                "info_version": platform_info.info_version, "ib_guid": platform_info.ib_guid.hex(),
+                "chassis_serial_number": platform_info.chassis_serial.hex(), "slot_number": platform_info.slot_number,
+                "tray_index": platform_info.tray_index, "host_id": platform_info.host_id,
+                "peer_type": platform_info.peer_type, "module_id": platform_info.module_id}
         states = self.ask("nvlink_states", errors, index)
         device["nvlink"] = {"states": list(states or []), "speed_mbps": self.ask("nvlink_speed_mbps", errors, index)}
         if errors:

@@ -68,6 +68,21 @@ ERROR_TEXTS = st.sampled_from(["NVMLError_GpuIsLost: GPU is lost", "NVMLError_No
                                "NVML_FI_DEV_NVLINK_SPEED_MBPS_COMMON: Not Supported"])
 
 
+def _fabric(version):
+    """A fabric struct of NVML's ``version`` (1 to 4) in the double's format: v4 lists cliques, v1 to v3 one id."""
+    fields = {"info_version": st.just(version), "state": st.integers(0, 3), "status": st.integers(0, 30),
+              "cluster_uuid": st.uuids().map(str)}
+    if version < 4:
+        fields["clique_id"] = st.integers(0, 2 ** 32 - 1)
+    else:
+        fields["cliques"] = st.lists(st.tuples(st.integers(0, 3), st.integers(0, 2 ** 32 - 1)).map(list), max_size=3)
+    if version >= 2:
+        fields["health_mask"] = st.integers(0, 2 ** 32 - 1)
+    if version >= 3:
+        fields["health_summary"] = st.integers(0, 3)
+    return st.fixed_dictionaries(fields)
+
+
 @st.composite
 def recordings(draw):
     """Recordings in the double's format: answers, missing answers, errors, NOT_SUPPORTED, an NVML that won't start."""
@@ -84,10 +99,13 @@ def recordings(draw):
                               ("persistence_mode", st.integers(0, 1))):
             if draw(st.integers(0, 5)):
                 device[query] = draw(values)
-        device["fabric"] = draw(st.one_of(st.none(), st.fixed_dictionaries({
-            "state": st.integers(0, 3), "status": st.integers(0, 30),
-            "cluster_uuid": st.uuids().map(str), "clique_id": st.integers(0, 2 ** 32 - 1)},
-            optional={"health_mask": st.integers(0, 255)})))
+        device["fabric"] = draw(st.one_of(st.none(), st.integers(1, 4).flatmap(_fabric)))
+        if draw(st.integers(0, 5)):
+            device["platform"] = draw(st.one_of(st.none(), st.fixed_dictionaries({
+                "info_version": st.integers(1, 2), "ib_guid": st.binary(min_size=16, max_size=16).map(bytes.hex),
+                "chassis_serial_number": st.binary(min_size=16, max_size=16).map(bytes.hex),
+                **{field: st.integers(0, 255)
+                   for field in ("slot_number", "tray_index", "host_id", "peer_type", "module_id")}})))
         device["nvlink"] = draw(st.one_of(st.none(), st.fixed_dictionaries({
             "states": st.lists(st.sampled_from([0, 1, None]), max_size=18),
             "speed_mbps": st.one_of(st.none(), st.integers(1, 60000))})))
