@@ -13,9 +13,10 @@ from collections.abc import Mapping
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.gpufabric.cluster.plugins.plugin_utils import settings
+from ansible_collections.gpufabric.cluster.plugins.plugin_utils import arguments, settings
 
 
+@arguments.filter_errors("settings_problems")
 def settings_problems(hostvars: Mapping, hosts: t.Sequence[str], roles: t.Sequence[str]) -> list[str]:
     """Return one line per problem of the hosts' settings; see the filter documentation."""
     try:

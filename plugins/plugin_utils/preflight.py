@@ -22,6 +22,7 @@ from collections.abc import Mapping
 from ansible_collections.gpufabric.cluster.plugins.module_utils.host_values import is_safe_path
 from ansible_collections.gpufabric.cluster.plugins.module_utils.sort_keys import address_key
 from ansible_collections.gpufabric.cluster.plugins.plugin_utils import arguments
+from ansible_collections.gpufabric.cluster.plugins.plugin_utils import settings as site_settings
 from ansible_collections.gpufabric.cluster.plugins.plugin_utils.cluster_roles import ClusterRoleError, chosen_settings
 from ansible_collections.gpufabric.cluster.plugins.plugin_utils.dma_buf import blocking_messages
 from ansible_collections.gpufabric.cluster.plugins.plugin_utils.fabric_health import check_fabric_health
@@ -32,35 +33,25 @@ from ansible_collections.gpufabric.cluster.plugins.plugin_utils.imex_domains imp
     unusable_nodes,
 )
 from ansible_collections.gpufabric.cluster.plugins.plugin_utils.imex_socket import socket_path_problem
-from ansible_collections.gpufabric.cluster.plugins.plugin_utils.versions import (
-    COMPUTE_DOMAIN_MIN_DRIVER_VERSION,
-    at_least,
-)
+from ansible_collections.gpufabric.cluster.plugins.plugin_utils.versions import at_least
 
 STATUS_ORDER = {"skip": 0, "pass": 1, "warn": 2, "fail": 3}
 
-DEFAULT_SETTINGS: dict[str, t.Any] = {
-    # The DRA driver's floor for ComputeDomains; any older driver fails the driver check.
-    "min_driver_version": COMPUTE_DOMAIN_MIN_DRIVER_VERSION,
-    # None: each port is compared with the fastest port of the same link layer on its host.
-    "rdma_min_rate_gbps": None,
-    # Expected netdev MTU per link layer; None leaves that link layer unchecked.
-    "rdma_mtu": {"Ethernet": 9000, "InfiniBand": None},
-    # Ports that are not ACTIVE are failures unless this is false.
-    "rdma_require_active": True,
-    # Hosts every IMEX domain should have (18 compute trays for a GB200/GB300 NVL72 rack); None: not judged.
-    "imex_domain_members": None,
-}
-
-# The site variables a host's IMEX address comes from (roles/gpufabric), with the site defaults.
-IMEX_ADDRESS_VARIABLES = {"address": ("gpufabric_imex_address", ""),
-                          "interface": ("gpufabric_imex_interface", ""),
-                          "family": ("gpufabric_imex_address_family", "ipv4")}
+# The readiness rules are the suboptions of the site setting gpufabric_preflight_settings: their defaults are read from
+# its argument spec (roles/gpufabric/meta/argument_specs.yml), the one place they are written; min_driver_version has
+# none there (its default is gpufabric_min_driver_version, which the caller passes or the spec gives).
+RULES_SETTING = "gpufabric_preflight_settings"
+# The site variables a host's IMEX address comes from (roles/gpufabric); a host that sets none has the site's default.
+IMEX_ADDRESS_VARIABLES = {"address": "gpufabric_imex_address", "interface": "gpufabric_imex_interface",
+                          "family": "gpufabric_imex_address_family"}
 # Who runs IMEX on a host and its control socket: the role variable where the inventory sets it, else the site's.
 IMEX_MODE_VARIABLES = ("nvidia_imex_mode", "gpufabric_imex_mode")
 IMEX_SOCKET_VARIABLES = ("nvidia_imex_socket_path", "gpufabric_imex_socket_path")
-DEFAULT_IMEX_MODE = "host"
-DEFAULT_IMEX_SOCKET_PATH = "/etc/nvidia-imex/imex_ctrl.sock"
+
+
+def site_default(name: str) -> t.Any:
+    """The default of the site setting ``name``, from the argument spec of ``roles/gpufabric``."""
+    return site_settings.option(site_settings.SITE_ROLE, name).get("default")
 
 
 class PreflightError(ValueError):
@@ -93,7 +84,8 @@ def _facts_of(host_vars: t.Any) -> dict | None:
 
 def site_imex_address(name: str, host_vars: Mapping) -> tuple[str | None, str | None]:
     """The IMEX address of a host by the shared rule over the site variables, or ``(None, why)``."""
-    settings = {key: host_vars.get(variable, default) for key, (variable, default) in IMEX_ADDRESS_VARIABLES.items()}
+    settings = {key: host_vars.get(variable, site_default(variable))
+                for key, variable in IMEX_ADDRESS_VARIABLES.items()}
     try:
         return imex_address(name, host_vars.get("ansible_facts") or {}, **settings), None
     except ImexAddressError as exc:
@@ -112,14 +104,15 @@ PROBE_SUBSETS = {
 def site_imex_mode(host_vars: Mapping) -> tuple[t.Any, t.Any]:
     """``(mode, socket path)`` of a host: ``nvidia_imex_mode``, ``nvidia_imex_socket_path`` where set, else the site's.
 
-    The site variables are ``gpufabric_imex_mode`` and ``gpufabric_imex_socket_path`` (roles/gpufabric defaults).
+    The site variables are ``gpufabric_imex_mode`` and ``gpufabric_imex_socket_path``: the host's where its inventory
+    or the extra vars set them, else their defaults (roles/gpufabric).
     """
-    def first(variables: tuple[str, ...], default: str) -> t.Any:
+    def first(variables: tuple[str, ...]) -> t.Any:
         for variable in variables:
             if host_vars.get(variable) is not None:
                 return host_vars.get(variable)
-        return default
-    return first(IMEX_MODE_VARIABLES, DEFAULT_IMEX_MODE), first(IMEX_SOCKET_VARIABLES, DEFAULT_IMEX_SOCKET_PATH)
+        return site_default(variables[-1])
+    return first(IMEX_MODE_VARIABLES), first(IMEX_SOCKET_VARIABLES)
 
 
 def host_managed_problems(imex: Mapping, socket_path: t.Any) -> list[str]:
@@ -235,8 +228,7 @@ def _nodes_path(path: t.Any) -> str:
     return str(path) if is_safe_path(path) else "(its path is not shown: not an absolute path of safe characters)"
 
 
-def check_imex_host(gpu: dict, imex: dict, mode: t.Any = DEFAULT_IMEX_MODE,
-                    socket_path: t.Any = DEFAULT_IMEX_SOCKET_PATH) -> dict:
+def check_imex_host(gpu: dict, imex: dict, mode: t.Any, socket_path: t.Any) -> dict:
     """The host's own IMEX state: installed where a clique needs it, valid nodes file, domain UP.
 
     In mode ``dra_host_managed`` also the service active, the command service on at ``socket_path`` and the
@@ -470,11 +462,19 @@ def _members(name: str, value: t.Any) -> int:
     return value
 
 
-def _settings(settings: t.Any) -> dict:
-    """The rule settings over their defaults, each checked: a boolean as Ansible reads it, numbers above 0."""
+def _settings(settings: t.Any, min_driver_version: t.Any = None) -> dict:
+    """The rule settings over their defaults, each checked: a boolean as Ansible reads it, numbers above 0.
+
+    The defaults are the suboptions' of ``gpufabric_preflight_settings`` (its argument spec); ``min_driver_version``
+    is the minimum where ``settings`` sets none (null), else the default of ``gpufabric_min_driver_version``.
+    """
     try:
         settings = arguments.optional(arguments.mapping, "settings", settings)
-        merged = chosen_settings(settings, DEFAULT_SETTINGS, {}, "settings.", keep_none=True)
+        defaults = site_settings.suboption_defaults(site_settings.SITE_ROLE, RULES_SETTING)
+        merged = chosen_settings(settings, defaults, {}, "settings.", keep_none=True)
+        if merged["min_driver_version"] is None:
+            merged["min_driver_version"] = (site_default("gpufabric_min_driver_version") if min_driver_version is None
+                                            else min_driver_version)
         version = merged["min_driver_version"]
         if isinstance(version, (int, float)) and not isinstance(version, bool):
             version = str(version)
@@ -493,14 +493,17 @@ def _settings(settings: t.Any) -> dict:
     return merged
 
 
-def preflight_report(hostvars: Mapping, hosts: list[str], settings: Mapping | None = None) -> dict:
+def preflight_report(hostvars: Mapping, hosts: list[str], settings: Mapping | None = None,
+                     min_driver_version: t.Any = None) -> dict:
     """Build the readiness report for ``hosts`` from their hostvars.
 
     Reads ``ansible_facts['gpufabric']`` and the IMEX address of each host, decided by
     :func:`.imex_address.imex_address` over ``gpufabric_imex_address``, ``gpufabric_imex_interface`` and
     ``gpufabric_imex_address_family`` (the rule the ``nvidia_imex`` role writes the nodes file by).
+    ``settings`` are the rules (``gpufabric_preflight_settings``), ``min_driver_version`` the site's minimum driver
+    (``gpufabric_min_driver_version``) where they name none.
     """
-    merged = _settings(settings)
+    merged = _settings(settings, min_driver_version)
     if not isinstance(hostvars, Mapping):
         raise PreflightError(f"the input must be hostvars (a mapping), got {type(hostvars).__name__}")
     try:

@@ -119,7 +119,8 @@ def test_unknown_host_role_fails_naming_the_variable_and_host(fleet):
     completed = subprocess.run(command, capture_output=True, text=True, env=env, cwd=str(fleet), check=False)
     assert completed.returncode == 2
     output = " ".join(completed.stdout.split())
-    assert "host hgx: gpufabric_host_roles names unknown role(s) nvidia_drvier" in output
+    assert ("host hgx: gpufabric_host_roles must list only nvidia_driver, doca_ofed, nvidia_peermem, nvidia_imex, "
+            "rdma_network, got 'nvidia_drvier'") in output
 
 
 def test_check_mode_writes_no_report_and_points_at_none(fleet):

@@ -25,10 +25,10 @@ from ansible_collections.gpufabric.cluster.plugins.filter.compute_domain_placeme
 from ansible_collections.gpufabric.cluster.plugins.filter.dra_driver_prerequisites import dra_driver_prerequisites
 from ansible_collections.gpufabric.cluster.plugins.filter.dra_driver_values import dra_driver_values
 from ansible_collections.gpufabric.cluster.plugins.filter.gpu_operator_values import gpu_operator_values
-from ansible_collections.gpufabric.cluster.plugins.filter.host_settings import host_settings
 from ansible_collections.gpufabric.cluster.plugins.filter.mlnx_qos_state import mlnx_qos_state
 from ansible_collections.gpufabric.cluster.plugins.filter.rdma_markdown import rdma_markdown
 from ansible_collections.gpufabric.cluster.plugins.filter.rdma_test_nodes import rdma_test_nodes
+from ansible_collections.gpufabric.cluster.plugins.filter.settings_problems import settings_problems
 from ansible_collections.gpufabric.cluster.plugins.filter.site_summary import site_summary
 from ansible_collections.gpufabric.cluster.plugins.filter.validation_report_html import validation_report_html
 from ansible_collections.gpufabric.cluster.tests.unit.plugins.filter.test_compute_domain_placement import NODES
@@ -188,9 +188,9 @@ def test_compute_domain_placement_any_input(nodes_info, nodes, gpus, clique, nod
 
 @settings(max_examples=80, deadline=None)
 @given(_ANY, _ANY, _ANY)
-def test_rdma_test_nodes_host_settings_mlnx_qos_and_html_any_input(first, second, third):
+def test_rdma_test_nodes_settings_problems_mlnx_qos_and_html_any_input(first, second, third):
     for name, call in (("rdma_test_nodes", lambda: rdma_test_nodes(first, second, third)),
-                       ("host_settings", lambda: host_settings(first, second, third)),
+                       ("settings_problems", lambda: settings_problems(first, second, third)),
                        ("mlnx_qos_state", lambda: mlnx_qos_state(first)),
                        ("validation_report_html", lambda: validation_report_html(first, third))):
         _filter_error_or(call, name)

@@ -1,0 +1,54 @@
+"""One settings layer (issue 40 item 1): the site-wide and playbook settings are defaulted in roles/gpufabric only.
+
+A ``| default(...)`` of a ``gpufabric_*`` variable anywhere else is a second default: it can disagree with the one in
+roles/gpufabric (``gpufabric_report_dir`` was defaulted five ways, one of them ``default(..., true)``, so an empty
+value behaved differently per playbook), and it hides a variable the argument spec never checks. The playbooks read
+the settings through the role's entry point ``settings`` and check them with gpufabric.cluster.settings_problems.
+"""
+
+from __future__ import annotations
+
+import pathlib
+import re
+
+import pytest
+import yaml
+
+ROOT = pathlib.Path(__file__).resolve().parents[3]
+SECOND_DEFAULT = re.compile(r"gpufabric_[a-z_]+ *\| *default")
+
+
+def _files() -> list[pathlib.Path]:
+    found = sorted((ROOT / "playbooks").rglob("*.yml"))
+    found += sorted(path for path in (ROOT / "roles").rglob("*") if path.is_file() and path.suffix in (".yml", ".j2")
+                    and "gpufabric" not in path.relative_to(ROOT / "roles").parts[:1])
+    return found
+
+
+@pytest.mark.parametrize("path", _files(), ids=lambda path: str(path.relative_to(ROOT)))
+def test_no_second_default_of_a_site_setting(path):
+    lines = [f"{number}: {line.strip()}" for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+             if SECOND_DEFAULT.search(line)]
+    assert lines == [], f"{path.relative_to(ROOT)}: a default of a gpufabric_* variable outside roles/gpufabric"
+
+
+def test_every_gpufabric_variable_the_playbooks_read_is_a_setting_or_a_result():
+    """What the playbooks read under the site prefix is defined: a setting of roles/gpufabric (it has its default
+    there), a fact a playbook sets, or a group a playbook makes."""
+    options = set(yaml.safe_load((ROOT / "roles" / "gpufabric" / "meta" / "argument_specs.yml").read_text())
+                  ["argument_specs"]["main"]["options"])
+    texts = "\n".join(path.read_text(encoding="utf-8") for path in sorted((ROOT / "playbooks").rglob("*.yml")))
+    read = set(re.findall(r"(?<![\w.'\"/-])(gpufabric_[a-z_]+)\b", texts))
+    set_here = set(re.findall(r"^\s+(gpufabric_[a-z_]+):", texts, re.M))  # set_fact keys
+    groups = set(re.findall(r"['\"](gpufabric_[a-z_]+)['\"]", texts)) | set(re.findall(r"key: (gpufabric_[a-z_]+)",
+                                                                                        texts))
+    groups |= set(re.findall(r"&(gpufabric_[a-z_]+)", texts)) | set(re.findall(r"groups: \[(gpufabric_[a-z_]+)\]",
+                                                                                 texts))
+    assert sorted(read - options - set_here - groups) == []
+
+
+def test_no_playbook_reads_an_argument_spec_by_path():
+    """The settings check reads the specs from the collection (plugin_utils/settings.py), not a playbook-relative
+    lookup of roles/*/meta/argument_specs.yml."""
+    for path in sorted((ROOT / "playbooks").rglob("*.yml")):
+        assert "argument_specs.yml" not in path.read_text(encoding="utf-8"), path.relative_to(ROOT)
