@@ -18,12 +18,12 @@ from ansible_collections.gpufabric.cluster.plugins.plugin_utils import arguments
 
 @arguments.filter_errors("site_summary")
 def site_summary(record: Mapping | None, converged: t.Sequence[str], cluster_failure: t.Any = None,
-                 validation: Mapping | None = None, report_dir: str = "reports", written: t.Any = True) -> dict:
+                 validation: Mapping | None = None, report_dir: t.Any = None, written: t.Any = True) -> dict:
     """Return the summary of a site run; see the filter documentation."""
     if record is not None and not isinstance(record, Mapping):
         raise AnsibleFilterError(f"site_summary: the input must be the site_gate record, not {type(record).__name__}")
     try:
-        summary = site.site_summary(record, converged, cluster_failure, validation, str(report_dir),
+        summary = site.site_summary(record, converged, cluster_failure, validation, report_dir,
                                     arguments.boolean("written", written))
     except (site.SiteError, arguments.ArgumentError) as exc:
         raise AnsibleFilterError(f"site_summary: {exc}") from None

@@ -19,29 +19,28 @@ import typing as t
 from collections.abc import Mapping
 
 from ansible_collections.gpufabric.cluster.plugins.plugin_utils import arguments, dra_driver_chart
+from ansible_collections.gpufabric.cluster.plugins.plugin_utils import settings as site_settings
 from ansible_collections.gpufabric.cluster.plugins.plugin_utils.cluster_roles import (
     ClusterRoleError,
     chosen_settings,
     host_facts,
 )
+from ansible_collections.gpufabric.cluster.plugins.plugin_utils.imex_config import MODES as IMEX_MODES
 from ansible_collections.gpufabric.cluster.plugins.plugin_utils.imex_socket import socket_path_problem
-from ansible_collections.gpufabric.cluster.plugins.plugin_utils.versions import (
-    COMPUTE_DOMAIN_MIN_DRIVER_VERSION,
-    at_least,
-)
+from ansible_collections.gpufabric.cluster.plugins.plugin_utils.versions import at_least
 
 CLIQUE_LABEL = "nvidia.com/gpu.clique"
 DEFAULTS = {
     "min_kubernetes_version": "1.34.2",
     "oldest_kubernetes_version": "1.32.0",
-    "min_driver_version": COMPUTE_DOMAIN_MIN_DRIVER_VERSION,
     "compute_domains": True,
     "node_name_var": "dra_driver_node_name",
-    "imex_mode": "dra",
-    "imex_socket_path": "/etc/nvidia-imex/imex_ctrl.sock",
     "chart_version": "",
 }
-IMEX_MODES = ("host", "dra", "dra_host_managed")
+# The settings whose default is a site setting's (the role defaults its variables to them): read from the argument
+# spec of roles/gpufabric, never copied here.
+SITE_SETTINGS = {"min_driver_version": "gpufabric_min_driver_version", "imex_mode": "gpufabric_imex_mode",
+                 "imex_socket_path": "gpufabric_imex_socket_path"}
 HOST_MANAGED = "gpufabric.cluster.nvidia_imex with nvidia_imex_mode=dra_host_managed"
 RUNNING = f"({HOST_MANAGED})"
 
@@ -208,7 +207,8 @@ def _cliques(hostvars: Mapping, facts: Mapping[str, Mapping], cluster: Mapping, 
 def dra_driver_prerequisites(hostvars: Mapping, hosts: t.Sequence[str], cluster: Mapping,
                              settings: Mapping | None = None) -> dict:
     """Return ``{ok, checks, problems}``; see the filter documentation."""
-    chosen = chosen_settings(settings, DEFAULTS, {"imex_mode": IMEX_MODES}, "dra_driver_")
+    chosen = chosen_settings(settings, {**DEFAULTS, **site_settings.site_defaults(SITE_SETTINGS)},
+                             {"imex_mode": IMEX_MODES}, "dra_driver_")
     if not isinstance(cluster, Mapping):
         raise ClusterRoleError(f"cluster must be a dict, got {type(cluster).__name__}")
     shapes = {

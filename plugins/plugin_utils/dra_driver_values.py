@@ -19,12 +19,14 @@ import typing as t
 from collections.abc import Mapping
 
 from ansible_collections.gpufabric.cluster.plugins.plugin_utils import arguments, dra_driver_chart
+from ansible_collections.gpufabric.cluster.plugins.plugin_utils import settings as site_settings
 from ansible_collections.gpufabric.cluster.plugins.plugin_utils.cluster_roles import (
     ClusterRoleError,
     chosen_settings,
     registry_repository,
     secret_names,
 )
+from ansible_collections.gpufabric.cluster.plugins.plugin_utils.imex_config import MODES as IMEX_MODES
 from ansible_collections.gpufabric.cluster.plugins.plugin_utils.imex_socket import socket_path_problem
 
 DEFAULTS = {
@@ -35,10 +37,10 @@ DEFAULTS = {
     "image_registry": "",
     "image_pull_secrets": [],
     "chart_version": "",
-    "imex_mode": "dra",
-    "imex_socket_path": "/etc/nvidia-imex/imex_ctrl.sock",
 }
-IMEX_MODES = ("host", "dra", "dra_host_managed")
+# The settings whose default is a site setting's (the role defaults its variables to them): read from the argument
+# spec of roles/gpufabric, never copied here.
+SITE_SETTINGS = {"imex_mode": "gpufabric_imex_mode", "imex_socket_path": "gpufabric_imex_socket_path"}
 REPOSITORY = "nvcr.io/nvidia/k8s-dra-driver-gpu"
 # The image of dra-driver-nvidia-gpu 0.4 and later; an image registry override replaces SIGS_REGISTRY.
 SIGS_REGISTRY = "registry.k8s.io/dra-driver-nvidia"
@@ -51,7 +53,8 @@ def dra_driver_values(gpu_operator: Mapping | None, settings: Mapping | None = N
         raise ClusterRoleError(f"_input must be the GPU Operator's settings (a mapping) or null, got "
                                f"{type(gpu_operator).__name__}")
     operator = dict(gpu_operator or {})
-    chosen = chosen_settings(settings, DEFAULTS, {"imex_mode": IMEX_MODES}, "dra_driver_")
+    chosen = chosen_settings(settings, {**DEFAULTS, **site_settings.site_defaults(SITE_SETTINGS)},
+                             {"imex_mode": IMEX_MODES}, "dra_driver_")
     for key in ("device_plugin", "driver_enabled"):
         try:
             operator[key] = arguments.boolean(f"_input.{key}", operator[key]) if operator.get(key) is not None \

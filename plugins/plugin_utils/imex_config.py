@@ -23,6 +23,7 @@ import typing as t
 from collections.abc import Mapping
 
 from ansible_collections.gpufabric.cluster.plugins.module_utils.imex import CONFIG_KEYS
+from ansible_collections.gpufabric.cluster.plugins.plugin_utils import settings
 from ansible_collections.gpufabric.cluster.plugins.plugin_utils.imex_socket import socket_path_problem
 
 # The settings nvidia-imex knows: every key of the config.cfg the nvidia-imex package installs
@@ -42,8 +43,11 @@ PATH_KEYS = frozenset({
 ROLE_KEYS = {"IMEX_NODE_CONFIG_FILE": "nvidia_imex_nodes_config_file"}
 # The shape of a config.cfg key (what an unknown key allowed by allow_unknown must still look like).
 KEY_PATTERN = re.compile(r"[A-Z][A-Z0-9_]*\Z")
-MODES = ("host", "dra", "dra_host_managed")
-DRIVER_MODES = ("none", "host", "dra", "dra_host_managed")
+# Who runs IMEX: the choices of the site setting gpufabric_imex_mode, read from its argument spec (the one place they
+# are written; the role specs of nvidia_imex_mode, nvidia_driver_imex_mode and dra_driver_imex_mode are tested to
+# agree). The driver role's mode also takes none (no IMEX channel of its own).
+MODES: tuple[str, ...] = settings.choices(settings.SITE_ROLE, "gpufabric_imex_mode")
+DRIVER_MODES: tuple[str, ...] = ("none", *MODES)
 _UNSAFE_PATH = re.compile(r"[\s%]")
 # A newline, or any character that a reader of lines may take for one (control characters, NEL, LS, PS).
 _LINE_BREAK = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
@@ -117,14 +121,19 @@ def config_problems(config: t.Any, allow_unknown: bool = False) -> list[str]:
     return problems
 
 
+def _either(values: t.Sequence[str]) -> str:
+    """``a, b or c``."""
+    return f"{', '.join(values[:-1])} or {values[-1]}" if len(values) > 1 else "".join(values)
+
+
 def mode_problems(mode: t.Any, driver_mode: t.Any = None) -> list[str]:
     """The problems of ``nvidia_imex_mode`` against ``nvidia_driver_imex_mode`` (``None``: not set)."""
     if mode not in MODES:
-        return [f"nvidia_imex_mode must be host, dra or dra_host_managed, got {_shown(mode)}"]
+        return [f"nvidia_imex_mode must be {_either(MODES)}, got {_shown(mode)}"]
     if driver_mode is None:
         return []
     if driver_mode not in DRIVER_MODES:
-        return [f"nvidia_driver_imex_mode must be none, host, dra or dra_host_managed, got {_shown(driver_mode)}"]
+        return [f"nvidia_driver_imex_mode must be {_either(DRIVER_MODES)}, got {_shown(driver_mode)}"]
     if (mode == "host") == (driver_mode == "host"):
         return []
     reason = ("the host IMEX service needs the IMEX channel 0 that nvidia_driver creates only in host mode"

@@ -104,6 +104,15 @@ def choices(role: str, name: str) -> tuple:
     return tuple(allowed)
 
 
+def site_defaults(names: Mapping[str, str]) -> dict:
+    """``{key: default}`` of the site settings ``names`` maps each key to (``{'imex_mode': 'gpufabric_imex_mode'}``).
+
+    For the plugin_utils whose settings default to a site setting: they read its default here, from the argument
+    spec of roles/gpufabric, and keep no copy.
+    """
+    return {key: copy.deepcopy(option(SITE_ROLE, name).get("default")) for key, name in names.items()}
+
+
 def suboption_defaults(role: str, name: str) -> dict:
     """``{key: default}`` of the suboptions of the mapping variable ``name`` of ``role`` (null where none is given)."""
     return {key: copy.deepcopy(spec.get("default")) for key, spec in (option(role, name).get("options") or {}).items()}

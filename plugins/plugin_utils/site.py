@@ -13,12 +13,15 @@ from __future__ import annotations
 import typing as t
 from collections.abc import Mapping
 
+from ansible_collections.gpufabric.cluster.plugins.plugin_utils import settings
 from ansible_collections.gpufabric.cluster.plugins.plugin_utils.redact import redact
 
 NO_HARDWARE = "no NVIDIA GPU or ConnectX port found"
-# The preflight checks no host role can repair: the default gate.
-# fabric_health: an inactive NVLink, a degraded fabric or a missing clique is hardware or fabric-manager state.
-DEFAULT_GATE_CHECKS = ("probe", "fabric", "fabric_health")
+# The preflight checks no host role can repair, the default gate: the default of gpufabric_site_gate_checks, read from
+# its argument spec (roles/gpufabric). fabric_health: an inactive NVLink, a degraded fabric or a missing clique is
+# hardware or fabric-manager state.
+DEFAULT_GATE_CHECKS: tuple[str, ...] = tuple(
+    settings.option(settings.SITE_ROLE, "gpufabric_site_gate_checks")["default"])
 
 
 class SiteError(ValueError):
@@ -83,17 +86,21 @@ def site_lost(site: Mapping, hosts_all: t.Sequence[str], hosts_active: t.Sequenc
 
 
 def site_summary(site: Mapping | None, converged: t.Sequence[str], cluster_failure: t.Any = None,
-                 validation: Mapping | None = None, report_dir: str = "reports", written: bool = True) -> dict:
+                 validation: Mapping | None = None, report_dir: str | None = None, written: bool = True) -> dict:
     """The summary of a site run (written as site-summary.json), with its ``result`` (``pass`` or ``fail``) and,
     when it failed, the one-line ``message`` saying why.
 
     ``site`` is the record of :func:`site_gate` (None when the gate did not run); ``cluster_failure`` what the
     cluster phase deferred (``gpufabric_cluster_failure``); ``validation`` the validation result
-    (``gpufabric_validation``, None when it did not run). ``written`` false (check mode, where no report is written)
-    leaves every path in ``reports`` null, so the summary never points at a file the run did not write.
+    (``gpufabric_validation``, None when it did not run); ``report_dir`` the report directory
+    (``gpufabric_report_dir`` resolved by :func:`...plugin_utils.report_dir.report_dir`). ``written`` false (check
+    mode, where no report is written) leaves every path in ``reports`` null, so the summary never points at a file
+    the run did not write.
     Every reason and failure is redacted (:func:`...plugin_utils.redact.redact`): a message that quoted a URL with
     credentials or a mapping holding a secret (a kubeconfig, registry credentials) never reaches the summary.
     """
+    if not isinstance(report_dir, str) or not report_dir:
+        raise SiteError("report_dir must be the report directory (gpufabric_report_dir, resolved)")
     site = site or {}
     excluded = {host: redact(reasons) for host, reasons in dict(site.get("excluded") or {}).items()}
     failed = {host: redact(reason) for host, reason in dict(site.get("failed") or {}).items()}

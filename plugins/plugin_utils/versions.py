@@ -8,13 +8,9 @@ from __future__ import annotations
 import re
 import typing as t
 
-# The oldest NVIDIA driver that ComputeDomains accept: the filters' default. Roles and playbooks read the site
-# variable gpufabric_min_driver_version (roles/gpufabric/defaults/main.yml), which has the same value.
-COMPUTE_DOMAIN_MIN_DRIVER_VERSION = "570.158.01"
-
 
 def version_key(version: t.Any) -> tuple[int, ...]:
-    """Numeric sort key of a version such as ``570.158.01``, ``v1.35.4`` or ``1.34.2-gke.1``."""
+    """Numeric sort key of a version such as ``570.172.08``, ``v1.35.4`` or ``1.34.2-gke.1``."""
     text = str(version or "").strip().lstrip("vV")
     numbers = re.match(r"[0-9]+(?:\.[0-9]+)*", text)
     if not numbers:

@@ -52,3 +52,36 @@ def test_no_playbook_reads_an_argument_spec_by_path():
     lookup of roles/*/meta/argument_specs.yml."""
     for path in sorted((ROOT / "playbooks").rglob("*.yml")):
         assert "argument_specs.yml" not in path.read_text(encoding="utf-8"), path.relative_to(ROOT)
+
+
+SITE_OPTIONS = yaml.safe_load((ROOT / "roles" / "gpufabric" / "meta" / "argument_specs.yml").read_text())[
+    "argument_specs"]["main"]["options"]
+# The role variables whose values are a site setting's: the same choices, nvidia_driver's also none.
+MODE_VARIABLES = {("nvidia_imex", "nvidia_imex_mode"): [], ("dra_driver", "dra_driver_imex_mode"): [],
+                  ("nvidia_driver", "nvidia_driver_imex_mode"): ["none"]}
+
+
+@pytest.mark.parametrize(("role", "name"), list(MODE_VARIABLES), ids=lambda item: str(item))
+def test_the_role_imex_modes_are_the_site_settings_choices(role, name):
+    """Each role keeps choices in its spec (ansible-doc, and its own check when a role is applied alone); they are
+    the site setting's, which the one Python constant is read from (plugin_utils/imex_config.py MODES)."""
+    spec = yaml.safe_load((ROOT / "roles" / role / "meta" / "argument_specs.yml").read_text())
+    choices = spec["argument_specs"]["main"]["options"][name]["choices"]
+    assert choices == MODE_VARIABLES[(role, name)] + SITE_OPTIONS["gpufabric_imex_mode"]["choices"]
+
+
+def _controller_files() -> list[pathlib.Path]:
+    return sorted([*(ROOT / "plugins" / "plugin_utils").glob("*.py"), *(ROOT / "plugins" / "filter").glob("*"),
+                   *(ROOT / "playbooks").rglob("*.yml")])
+
+
+@pytest.mark.parametrize("path", _controller_files(), ids=lambda path: str(path.relative_to(ROOT)))
+def test_no_copy_of_a_site_default_on_the_controller_side(path):
+    """The minimum driver, the IMEX socket and the IMEX modes are written in roles/gpufabric only: the plugin_utils,
+    the filters (and their docs) and the playbooks read or name the setting instead."""
+    modes = SITE_OPTIONS["gpufabric_imex_mode"]["choices"]
+    copies = [SITE_OPTIONS[name]["default"] for name in ("gpufabric_min_driver_version", "gpufabric_imex_socket_path")]
+    mode_list = re.compile(r"['\"]?,? (or )?['\"]?".join(map(re.escape, modes)))
+    text = path.read_text(encoding="utf-8")
+    assert [copy for copy in copies if copy in text] == []
+    assert not mode_list.search(text), mode_list.search(text)

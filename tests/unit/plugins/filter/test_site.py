@@ -86,7 +86,7 @@ def test_a_clean_run_passes_and_a_failed_phase_fails():
     assert failed["result"] == "fail"
     text = site_summary_markdown(failed)
     assert "- cluster phase: failed: helm timed out\n- validation: FAIL: rail0 below line rate\n" in text
-    assert site_summary(None, [], None, None)["result"] == "pass"
+    assert site_summary(None, [], None, None, "/r")["result"] == "pass"
 
 
 @pytest.mark.parametrize("written", [False, "false", "no", 0])
@@ -172,7 +172,7 @@ def test_the_summary_and_its_markdown_never_echo_a_secret():
     markdown = site_summary_markdown(summary)
     assert f"- cluster phase: failed: {redacted}" in markdown
     # a failure that is a mapping (a kubeconfig passed where a path belongs) has its secrets masked
-    mapping = site_summary(site, [], {"users": [{"user": {"token": "tok-9", "client-key-data": "S0VZ"}}]})
+    mapping = site_summary(site, [], {"users": [{"user": {"token": "tok-9", "client-key-data": "S0VZ"}}]}, None, "/r")
     assert mapping["cluster_failure"] == {"users": [{"user": {"token": "********", "client-key-data": "********"}}]}
     raw = site_summary_markdown({**mapping, "cluster_failure": {"password": "pw-7", "server": url}})
     for text in (repr(summary), markdown, repr(mapping), raw):
