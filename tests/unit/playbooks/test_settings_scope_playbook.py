@@ -54,7 +54,7 @@ def test_a_cluster_role_hands_its_site_default_kubeconfig_to_the_shared_helm_ste
              {"name": "The cluster phase", "ansible.builtin.import_playbook": "gpufabric.cluster.cluster"}]
     (tmp_path / "play.yml").write_text(yaml.safe_dump(plays, sort_keys=False))
     returncode, output = run(tmp_path, str(tmp_path / "play.yml"), "-e", f'{{"gpufabric_cluster_roles": ["{role}"]}}',
-                             "-e", '{"gpufabric_gpu_hosts": ["localhost"]}', "-e", f"{role}_helm_binary={helm.path}")
+                             "-e", "gpufabric_host_targets=localhost", "-e", f"{role}_helm_binary={helm.path}")
     assert returncode == 2, output[-3000:]
     assert "is undefined" not in output, output[-3000:]
     # _helm_release's own step, templated with the kubeconfig it was handed: empty, the site default
