@@ -285,10 +285,11 @@ def settings_problems(hostvars: Mapping, hosts: t.Sequence[str], roles: t.Sequen
                 continue
             try:
                 value = host_vars[name]
-            except Exception:  # a value templated from what only a play defines (a role default) is checked
-                # where the play applies the role
+                key = _key(value)  # reads the whole value, so that what cannot be templated here raises here
+            except Exception:  # templated from what this host's variables do not hold (a role default, or
+                # inventory_dir for the implicit localhost): judged where a play applies the role, not here
                 continue
-            seen = values.setdefault(name, {}).setdefault(_key(value), (value, []))
+            seen = values.setdefault(name, {}).setdefault(key, (value, []))
             seen[1].append(host)
     problems: list[tuple[str, int, str]] = []
     order = {host: index for index, host in enumerate(host_names)}

@@ -99,3 +99,20 @@ def test_an_empty_or_null_setting_is_refused_the_same_by_every_playbook(host_tre
     assert f": {line}" in output, output[-3000:]
     assert_nothing_ran(output)
     assert not (tmp_path / "reports").exists()
+
+
+def test_a_setting_built_on_the_inventory_directory_passes_the_check(host_trees, tmp_path):
+    """inventories/example sets gpufabric_report_dir from inventory_dir in group_vars/all, which the implicit localhost
+    holds too without an inventory_dir: the check leaves that value to the plays that use it. On the first version of
+    the check every playbook failed there with "'inventory_dir' is undefined"."""
+    inventory = tmp_path / "inventory"
+    (inventory / "group_vars").mkdir(parents=True)
+    write_inventory(inventory, host_trees)
+    (inventory / "group_vars" / "all.yml").write_text('gpufabric_report_dir: "{{ inventory_dir }}/reports"\n')
+    env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=COLLECTIONS_PATH, ANSIBLE_NOCOLOR="1",
+               ANSIBLE_LOCALHOST_WARNING="false")
+    command = [os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-i", str(inventory),
+               "gpufabric.cluster.preflight"]
+    completed = subprocess.run(command, capture_output=True, text=True, env=env, cwd=str(tmp_path), check=False)
+    assert completed.returncode == 0, (completed.stdout + completed.stderr)[-3000:]
+    assert (inventory / "reports" / "preflight.json").is_file()

@@ -19,6 +19,7 @@ from ansible.errors import AnsibleFilterError
 from ansible.module_utils.common import arg_spec
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from jinja2.exceptions import UndefinedError
 
 from ansible_collections.gpufabric.cluster.plugins.filter.settings_problems import FilterModule
 from ansible_collections.gpufabric.cluster.plugins.filter.settings_problems import settings_problems as the_filter
@@ -235,3 +236,38 @@ def test_property_any_value_of_any_variable_is_accepted_or_one_clear_line(variab
     # the same value on both hosts is one line naming both
     both = settings_problems({"a": {name: value}, "b": {name: value}}, ["a", "b"], [role])
     assert all(line.startswith("hosts a, b: ") for line in both), both
+
+
+class Unresolvable:
+    """A value Ansible cannot template for this host: using it raises, as an undefined marker does."""
+
+    def __repr__(self):
+        raise UndefinedError("'inventory_dir' is undefined")
+
+
+class LocalhostVars(Mapping):
+    """The variables of the implicit localhost, whose gpufabric_report_dir is built on inventory_dir (undefined)."""
+
+    def __init__(self, how):
+        self.how = how
+
+    def __getitem__(self, name):
+        if name == "gpufabric_imex_mode":
+            return "bogus"
+        if self.how == "access":
+            raise UndefinedError("'inventory_dir' is undefined")
+        return {"nested": Unresolvable()} if self.how == "nested" else Unresolvable()
+
+    def __iter__(self):
+        return iter(["gpufabric_report_dir", "gpufabric_imex_mode"])
+
+    def __len__(self):
+        return 2
+
+
+@pytest.mark.parametrize("how", ["access", "use", "nested"])
+def test_a_value_that_cannot_be_templated_for_the_host_is_left_to_the_play(how):
+    """Judged where a play uses it; the other variables are still checked. On the first version of the check the
+    marker Ansible returns for such a value failed the whole check with "'inventory_dir' is undefined"."""
+    problems = settings_problems({"localhost": LocalhostVars(how)}, ["localhost"], ["gpufabric"])
+    assert problems == ["host localhost: gpufabric_imex_mode must be one of: host, dra, dra_host_managed, got 'bogus'"]
