@@ -270,10 +270,10 @@ def test_any_argument_of_any_shape_is_the_filter_s_result_or_its_error(name, fun
 
 def test_a_wrong_shape_deep_inside_names_the_arguments():
     with pytest.raises(AnsibleFilterError) as caught:
-        site_summary({}, [], validation=1)
+        site_summary({}, [], validation=1, report_dir="reports")
     assert str(caught.value) == (
-        "site_summary: one of _input, converged and validation does not have the shape the filter documents (a value "
-        "of another type than documented); see ansible-doc -t filter gpufabric.cluster.site_summary")
+        "site_summary: one of _input, converged, validation and report_dir does not have the shape the filter "
+        "documents (a value of another type than documented); see ansible-doc -t filter gpufabric.cluster.site_summary")
     with pytest.raises(AnsibleFilterError) as caught:
         rdma_markdown([{"pair": "a-b"}])
     assert str(caught.value) == (
