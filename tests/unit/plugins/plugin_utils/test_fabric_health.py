@@ -41,7 +41,7 @@ def test_degraded_tray_fails_naming_the_gpu_links_and_condition(fleet_facts):
     check = check_fabric_health(facts)
     assert check == {"name": "fabric_health", "status": "fail",
                      "message": "GPU 2: 16 of 18 NVLinks active; inactive links 7, 13; "
-                                "GPU 2: fabric health: degraded bandwidth"}
+                                "GPU 2: fabric health: degraded bandwidth, summary limited capacity"}
 
 
 @pytest.mark.parametrize(("host", "message"), [
@@ -79,7 +79,8 @@ def test_null_values_warn_never_fail(fleet_facts):
         "GPU 0: NVLink speed unknown (nvlink_speed_mbps: nvidia-ml-py has no nvmlDeviceGetFieldValues); "
         "GPU 1: NVLink state unknown (nvlink_states: NVMLError_NotSupported: Not Supported); "
         "GPU 3: fabric health unknown for degraded_bandwidth, route_recovery, route_unhealthy, "
-        "access_timeout_recovery (NVML gave no health mask)")
+        "access_timeout_recovery, incorrect_configuration, partition_assigned, gfm_connected, summary "
+        "(NVML gave no health mask)")
 
 
 def test_facts_of_an_older_probe_warn(fleet_facts):
