@@ -19,7 +19,7 @@ from __future__ import annotations
 import typing as t
 from collections.abc import Mapping
 
-from ansible_collections.gpufabric.cluster.plugins.module_utils.host_values import is_safe_path
+from ansible_collections.gpufabric.cluster.plugins.module_utils.host_values import is_safe_path, is_version
 from ansible_collections.gpufabric.cluster.plugins.module_utils.sort_keys import address_key
 from ansible_collections.gpufabric.cluster.plugins.plugin_utils import arguments
 from ansible_collections.gpufabric.cluster.plugins.plugin_utils import settings as site_settings
@@ -33,9 +33,27 @@ from ansible_collections.gpufabric.cluster.plugins.plugin_utils.imex_domains imp
     unusable_nodes,
 )
 from ansible_collections.gpufabric.cluster.plugins.plugin_utils.imex_socket import socket_path_problem
+from ansible_collections.gpufabric.cluster.plugins.plugin_utils.nvlink_domain import (
+    chassis_problems,
+    place_key,
+    place_text,
+    tray_place,
+    version_problems,
+)
 from ansible_collections.gpufabric.cluster.plugins.plugin_utils.versions import at_least
 
 STATUS_ORDER = {"skip": 0, "pass": 1, "warn": 2, "fail": 3}
+# The connection states of `nvidia-imex-ctl -N` other than CONNECTED, with their meaning from its legend (the letter
+# or mark in the connectivity table first); ../shared/reference/imex/nvidia-imex-ctl-N.sample.txt.
+CONNECTION_STATES = {
+    "VERSION_MISMATCH": "!V!: version mismatch, communication disabled; every member needs one nvidia-imex version",
+    "NODE_MAP_MISMATCH": "!M!: node map mismatch, communication disabled; the members' nodes files differ",
+    "INVALID": "I: the node was not reachable",
+    "NEVER_CONNECTED": "N: never connected",
+    "DISCONNECTED": "D: connection lost and cleaned up",
+    "RECOVERING": "R: connection lost, clean-up not yet triggered",
+    "AUTHENTICATING": "A: mutual authentication in progress",
+}
 
 # The readiness rules are the suboptions of the site setting gpufabric_preflight_settings: their defaults are read from
 # its argument spec (roles/gpufabric/meta/argument_specs.yml), the one place they are written; min_driver_version has
@@ -228,6 +246,43 @@ def _nodes_path(path: t.Any) -> str:
     return str(path) if is_safe_path(path) else "(its path is not shown: not an absolute path of safe characters)"
 
 
+def _node_versions(domain: Mapping) -> str:
+    """The nvidia-imex versions the domain's nodes report, with the nodes of each (``570.172 on nodes 0, 1``)."""
+    by_version: dict[str, list[str]] = {}
+    for node in _list(domain.get("nodes")):
+        version = _map(node).get("version")
+        index = _map(node).get("index")
+        if isinstance(version, str) and is_version(version) and isinstance(index, int):
+            by_version.setdefault(version, []).append(str(index))
+    return "; ".join(f"nvidia-imex {version} on node(s) {_shown(indexes)}"
+                     for version, indexes in sorted(by_version.items(), key=lambda item: (len(item[1]), item[0])))
+
+
+def connection_problems(domain: Mapping) -> list[str]:
+    """The connections of a live IMEX domain (``nvidia-imex-ctl -N``) that are not CONNECTED, one line per state.
+
+    Each state is named with its meaning from the command's legend; a version mismatch (``!V!``) also names the
+    versions the nodes report, fewest nodes first (the odd ones).  Pairs are ``from->to`` node indexes.
+    """
+    by_state: dict[str, list[str]] = {}
+    connections = _map(domain.get("connections"))
+    for pair in _list(domain.get("not_connected")):
+        if not isinstance(pair, (list, tuple)) or len(pair) != 2:
+            continue
+        state = _map(connections.get(str(pair[0]))).get(str(pair[1]))
+        state = state if isinstance(state, str) and state in CONNECTION_STATES else "not CONNECTED"
+        by_state.setdefault(state, []).append("->".join(map(str, pair)))
+    problems = []
+    for state, pairs in sorted(by_state.items(), key=lambda item: list(CONNECTION_STATES).index(item[0])
+                               if item[0] in CONNECTION_STATES else len(CONNECTION_STATES)):
+        problem = f"IMEX connections {state} ({CONNECTION_STATES.get(state, 'a state nvidia-imex-ctl does not list')})"
+        problem += f": {_shown(pairs)}"
+        if state == "VERSION_MISMATCH" and _node_versions(domain):
+            problem += f"; {_node_versions(domain)}"
+        problems.append(problem)
+    return problems
+
+
 def check_imex_host(gpu: dict, imex: dict, mode: t.Any, socket_path: t.Any) -> dict:
     """The host's own IMEX state: installed where a clique needs it, valid nodes file, domain UP.
 
@@ -274,9 +329,7 @@ def check_imex_host(gpu: dict, imex: dict, mode: t.Any, socket_path: t.Any) -> d
             live = len(_list(domain.get("nodes")))
             if live < listed:
                 problems.append(f"IMEX domain UP with {live} of the {listed} node(s) of nodes file {path}")
-        pairs = [pair for pair in _list(domain.get("not_connected")) if isinstance(pair, (list, tuple))]
-        if pairs:
-            problems.append("IMEX nodes not connected: " + ", ".join("->".join(map(str, pair)) for pair in pairs))
+        problems.extend(connection_problems(domain))
     if host_managed:
         problems.extend(host_managed_problems(imex, socket_path))
     if problems:
@@ -378,15 +431,22 @@ def _shown(addresses: t.Sequence[str], limit: int = 8) -> str:
     return shown + (f" and {len(addresses) - limit} more" if len(addresses) > limit else "")
 
 
-def imex_domains(hosts: Mapping[str, dict], expected_members: int | None = None) -> list[dict]:
-    """Group hosts into IMEX domains by fabric clique and check each member's nodes file.
+def imex_domains(hosts: Mapping[str, dict], expected_members: int | None = None,
+                 single_chassis: bool = False) -> list[dict]:
+    """Group hosts into IMEX domains by fabric clique and check what the domain is judged by over all its members.
 
     ``hosts`` maps a host name to ``{'facts': gpufabric facts, 'address': IMEX address or None, 'why': why no
     address}``.  The expected nodes file of a domain is :func:`...imex_domains.nodes_file` of its members'
     addresses (the file the ``nvidia_imex`` role writes); every member whose file differs from it is named
     with what its file lacks, lists beyond it, or orders differently. With ``expected_members``, a domain with
     fewer members is a warning (a tray of the rack is not in this run) and one with more a failure (one clique
-    cannot span more hosts than one NVLink domain holds).
+    cannot span more hosts than one NVLink domain holds).  The members must run one driver and one nvidia-imex version
+    (:func:`.nvlink_domain.version_problems`), and members in more than one chassis are a note, or a problem with
+    ``single_chassis`` (:func:`.nvlink_domain.chassis_problems`).  ``racks`` lists the members by rack and slot where
+    their platform info gives them (``chassis_serial`` None: the trays without).
+
+    ``status`` here is the domain's own verdict; :func:`preflight_report` makes it the worst of this and its members'
+    host verdicts.
     """
     by_clique = group_by_clique({name: [str(clique) for clique in _list(
         _map(_map(entry.get("facts")).get("gpu")).get("cliques"))] for name, entry in hosts.items()})
@@ -433,6 +493,11 @@ def imex_domains(hosts: Mapping[str, dict], expected_members: int | None = None)
         if no_address:
             notes.append(f"no IMEX address known for {', '.join(no_address)} (set gpufabric_imex_address): "
                          + "; ".join(hosts[name].get("why") or "" for name in no_address))
+        member_facts = {name: _map(hosts[name].get("facts")) for name in members}
+        places = {name: tray_place(facts) for name, facts in member_facts.items()}
+        for found_problems, found_notes in (version_problems(member_facts), chassis_problems(places, single_chassis)):
+            problems += found_problems
+            notes += found_notes
         if expected_members is not None and len(members) > expected_members:
             problems.append(f"{len(members)} members, more than the {expected_members} of one IMEX domain "
                             "(settings.imex_domain_members): the hosts' clique IDs are wrong or repeated")
@@ -441,13 +506,49 @@ def imex_domains(hosts: Mapping[str, dict], expected_members: int | None = None)
             notes.append(f"{len(members)} of {expected_members} expected members (settings.imex_domain_members): "
                          "the other trays of this domain are not in this run (not in the inventory, unreachable "
                          "or not probed)")
-        status = "fail" if problems else ("warn" if no_address or short else "pass")
+        status = "fail" if problems else ("warn" if notes else "pass")
         domains.append({"clique": clique, "members": members, "expected_members": expected_members,
-                        "addresses": addresses, "status": status,
+                        "addresses": addresses, "status": status, "racks": _racks(places),
                         "expected_nodes": expected if not no_address else None,
                         "stale": sorted(name for names in differences.values() for name in names),
                         "problems": problems, "notes": notes})
     return domains
+
+
+def _racks(places: Mapping[str, dict | None]) -> list[dict]:
+    """The members by rack, then slot: ``[{'chassis_serial', 'trays': [{'host', 'slot_number', 'tray_index'}]}]``; the
+    trays without platform info last, under ``chassis_serial`` None."""
+    racks: dict[str | None, list[dict]] = {}
+    for name in sorted(places, key=lambda name: place_key(places[name], name)):
+        place = places[name] or {}
+        racks.setdefault(place.get("chassis_serial"), []).append(
+            {"host": name, "slot_number": place.get("slot_number"), "tray_index": place.get("tray_index")})
+    return [{"chassis_serial": serial, "trays": trays} for serial, trays in racks.items()]
+
+
+def judge_domain_members(domain: dict, report_hosts: Mapping[str, Mapping]) -> None:
+    """Make a domain's ``status`` the worst of its own verdict (kept as ``own_status``) and its members' host verdicts,
+    and name every member that does not pass in ``member_problems`` (host, place, its failed or warned checks).
+
+    A domain is never headed PASS while a member fails: the operator reads the rack's verdict first.
+    """
+    own = domain["status"]
+    lines = []
+    statuses = [own]
+    for name in sorted(domain["members"], key=lambda name: place_key(report_hosts[name].get("platform"), name)):
+        entry = report_hosts[name]
+        status = entry.get("status")
+        if status not in ("fail", "warn"):
+            continue
+        statuses.append(status)
+        checks = [check["name"] for check in entry.get("checks", []) if check["status"] == status
+                  and check["name"] != "imex_domain"]
+        place = entry.get("place")
+        what = "failed" if status == "fail" else "warnings"
+        lines.append(f"{name}{f' ({place})' if place else ''}: {what}: {', '.join(checks) or 'imex_domain'}")
+    domain["own_status"] = own
+    domain["status"] = _worst(statuses)
+    domain["member_problems"] = lines
 
 
 def _count(payload: Mapping) -> int:
@@ -488,6 +589,8 @@ def _settings(settings: t.Any, min_driver_version: t.Any = None) -> dict:
                                                           merged["rdma_require_active"])
         merged["imex_domain_members"] = arguments.optional(_members, "settings.imex_domain_members",
                                                            merged["imex_domain_members"])
+        merged["imex_domain_single_chassis"] = arguments.boolean("settings.imex_domain_single_chassis",
+                                                                 merged["imex_domain_single_chassis"])
     except (arguments.ArgumentError, ClusterRoleError) as exc:
         raise PreflightError(str(exc)) from None
     return merged
@@ -535,6 +638,7 @@ def preflight_report(hostvars: Mapping, hosts: list[str], settings: Mapping | No
             check_gpudirect(gpu, connectx, peermem),
             check_numa_alignment(gpu, connectx),
         ]
+        platform = tray_place(facts)
         report_hosts[name] = {
             "gpus": _count(gpu),
             "gpu_models": sorted({str(_map(item).get("name") or _map(item).get("device_id") or "unknown")
@@ -543,9 +647,11 @@ def preflight_report(hostvars: Mapping, hosts: list[str], settings: Mapping | No
             "cliques": [str(clique) for clique in _list(gpu.get("cliques"))],
             "connectx_ports": _count(connectx),
             "imex_address": collected[name]["address"],
+            "platform": platform,
+            "place": place_text(platform),
             "checks": checks,
         }
-    domains = imex_domains(collected, merged["imex_domain_members"])
+    domains = imex_domains(collected, merged["imex_domain_members"], merged["imex_domain_single_chassis"])
     for domain in domains:
         for member in domain["members"]:
             status = "fail" if domain["problems"] else "pass"
@@ -567,6 +673,8 @@ def preflight_report(hostvars: Mapping, hosts: list[str], settings: Mapping | No
         warned = [check["name"] for check in entry["checks"] if check["status"] == "warn"]
         entry["summary"] = ("failed: " + ", ".join(failed)) if failed else \
             (("warnings: " + ", ".join(warned)) if warned else "ready")
+    for domain in domains:
+        judge_domain_members(domain, report_hosts)
     counts = dict.fromkeys(("pass", "warn", "fail", "no_hardware"), 0)
     for entry in report_hosts.values():
         counts[entry["status"]] += 1
