@@ -530,22 +530,24 @@ def judge_domain_members(domain: dict, report_hosts: Mapping[str, Mapping]) -> N
     """Make a domain's ``status`` the worst of its own verdict (kept as ``own_status``) and its members' host verdicts,
     and name every member that does not pass in ``member_problems`` (host, place, its failed or warned checks).
 
-    A domain is never headed PASS while a member fails: the operator reads the rack's verdict first.
+    A member's verdict here is that of its own checks: its ``imex_domain`` check repeats the domain's own verdict,
+    which ``own_status`` holds.  A domain is never headed PASS while a member fails: the operator reads the rack's
+    verdict first.
     """
     own = domain["status"]
     lines = []
     statuses = [own]
     for name in sorted(domain["members"], key=lambda name: place_key(report_hosts[name].get("platform"), name)):
         entry = report_hosts[name]
-        status = entry.get("status")
+        checks = [check for check in entry.get("checks", []) if check["name"] != "imex_domain"]
+        status = _worst(check["status"] for check in checks)
         if status not in ("fail", "warn"):
             continue
         statuses.append(status)
-        checks = [check["name"] for check in entry.get("checks", []) if check["status"] == status
-                  and check["name"] != "imex_domain"]
         place = entry.get("place")
         what = "failed" if status == "fail" else "warnings"
-        lines.append(f"{name}{f' ({place})' if place else ''}: {what}: {', '.join(checks) or 'imex_domain'}")
+        names = ", ".join(check["name"] for check in checks if check["status"] == status)
+        lines.append(f"{name}{f' ({place})' if place else ''}: {what}: {names}")
     domain["own_status"] = own
     domain["status"] = _worst(statuses)
     domain["member_problems"] = lines

@@ -8,11 +8,13 @@ The logic of the ``gpufabric.cluster.preflight_report_html`` filter, over the di
 :class:`.arguments.ArgumentError`.  Every text is redacted and escaped by :func:`.report_html.escape`; the page frame
 and base style are those of ``validation.html`` (:func:`.report_html.document`).
 
-One section per IMEX domain (a fabric clique: an NVL72 rack or part of one), its member count against the
-expected count, its problems, then one tile per member; the hosts of no domain (no multi-node clique, GPUs split
-over cliques, no facts) follow in a last section.  A host is drawn once: a report that lists it in two domains shows
-it in the first.  Each tile is coloured by the host's verdict and lists its failed and warned checks; a member's
-``imex_domain`` check whose message is its domain's problems says so rather than repeating them on every tile.
+One section per IMEX domain (a fabric clique: an NVL72 rack or part of one), headed by its verdict (the worst of its
+own checks and its members'), its member count against the expected count, its problems and the members that do not
+pass, then one tile per member, grouped by rack and ordered by slot where the report has the trays' platform info
+(``racks``; each tile then says ``rack <chassis serial>, slot <N>``); the hosts of no domain (no multi-node clique,
+GPUs split over cliques, no facts) follow in a last section.  A host is drawn once: a report that lists it in two
+domains shows it in the first.  Each tile is coloured by the host's verdict and lists its failed and warned checks; a
+member's ``imex_domain`` check whose message is its domain's problems says so rather than repeating them on every tile.
 """
 
 from __future__ import annotations
@@ -33,7 +35,9 @@ p.counts span { margin-right: 1rem; }
 section.domain { margin: 1rem 0 1.5rem; }
 section.domain h2 { font-size: 1.1rem; margin-bottom: 0.25rem; }
 .members.short, .members.over { color: #a40e26; font-weight: bold; }
-ul.problems li { color: #a40e26; } ul.notes li { color: #9a6700; }
+ul.problems li, ul.member_problems li { color: #a40e26; } ul.notes li { color: #9a6700; }
+h3.rack { font-size: 0.95rem; margin: 0.5rem 0 0.25rem; }
+.tile .place { color: #57606a; }
 .tiles { display: flex; flex-wrap: wrap; gap: 0.5rem; }
 .tile { width: 13rem; border: 1px solid #d0d7de; border-radius: 6px; padding: 0.4rem 0.5rem; font-size: 0.8rem; }
 .tile h3 { font-size: 0.9rem; margin: 0 0 0.2rem; overflow-wrap: anywhere; }
@@ -94,6 +98,7 @@ def _tile(name: str, entry: Mapping, domain_message: str | None = None) -> str:
                     f'{_message(check, domain_message)}</li>' for check in checks)
     return (f'<div class="tile {verdict}" data-host="{escape(name)}" data-status="{verdict}">'
             f'<h3>{escape(name)} <span class="{verdict}">{LABELS[verdict]}</span></h3>'
+            + (f'<div class="place">{escape(entry.get("place"))}</div>' if entry.get("place") else "") +
             f'<div class="summary">{escape(entry.get("summary"))}</div>'
             + (f"<ul>{items}</ul>" if items else "") + "</div>")
 
@@ -101,6 +106,30 @@ def _tile(name: str, entry: Mapping, domain_message: str | None = None) -> str:
 def _items(css: str, texts: t.Any) -> str:
     texts = _list(texts)
     return f'<ul class="{css}">' + "".join(f"<li>{escape(text)}</li>" for text in texts) + "</ul>" if texts else ""
+
+
+def _rack_groups(domain: Mapping, members: list[str]) -> list[tuple[str | None, list[str]]]:
+    """``members`` by rack, in the order of the domain's ``racks`` (by rack, then slot); one group without a heading
+    (``None``) when the report has no rack for any of them.  A member ``racks`` does not list comes last."""
+    groups: list[tuple[str | None, list[str]]] = []
+    placed: set[str] = set()
+    for rack in _list(domain.get("racks")):
+        if not isinstance(rack, Mapping):
+            continue
+        names = [_map_host(tray) for tray in _list(rack.get("trays"))]
+        names = [name for name in names if name in members and name not in placed]
+        placed.update(names)
+        serial = rack.get("chassis_serial")
+        if names:
+            groups.append((f"rack {serial}" if isinstance(serial, str) else "rack unknown (no platform info)", names))
+    rest = [name for name in members if name not in placed]
+    if not any(label for label, _names in groups if label and not label.startswith("rack unknown")):
+        return [(None, members)]
+    return groups + ([("rack unknown (no platform info)", rest)] if rest else [])
+
+
+def _map_host(tray: t.Any) -> t.Any:
+    return tray.get("host") if isinstance(tray, Mapping) else None
 
 
 def _domain_section(domain: Mapping, members: list[str], hosts: Mapping, expected: int | None) -> str:
@@ -118,12 +147,20 @@ def _domain_section(domain: Mapping, members: list[str], hosts: Mapping, expecte
     message = "; ".join(str(text) for text in _list(domain.get("problems")) + _list(domain.get("notes")))
     addresses = (f"; expected nodes file: {len(nodes)} address(es)" if isinstance(nodes, (list, tuple))
                  else "; expected nodes file unknown (an IMEX address is missing)")
+    own = domain.get("own_status")
+    own_text = (f'; its own checks: <span class="{_verdict(own)}">{LABELS[_verdict(own)]}</span>'
+                if own is not None and own != domain.get("status") else "")
+    tiles = "".join(
+        (f'<h3 class="rack">{escape(label)}</h3>' if label else "")
+        + '<div class="tiles">' + "".join(_tile(name, hosts[name], message) for name in names) + "</div>"
+        for label, names in _rack_groups(domain, members))
     return "\n".join([
         f'<section class="domain" data-clique="{escape(domain.get("clique"))}" data-status="{verdict}">',
         f'<h2>IMEX domain {escape(domain.get("clique"))}: <span class="{verdict}">{LABELS[verdict]}</span></h2>',
-        f"<p>{counted}{addresses}</p>",
-        _items("problems", domain.get("problems")) + _items("notes", domain.get("notes")),
-        '<div class="tiles">' + "".join(_tile(name, hosts[name], message) for name in members) + "</div>",
+        f"<p>{counted}{addresses}{own_text}</p>",
+        _items("problems", domain.get("problems")) + _items("notes", domain.get("notes"))
+        + _items("member_problems", domain.get("member_problems")),
+        tiles,
         "</section>"])
 
 

@@ -57,7 +57,10 @@ def preflight_markdown(report: Mapping, title: str = "GPU fabric readiness") -> 
             entry.get("driver_version") or "-", entry.get("connectx_ports", "-"),
             entry.get("cliques") or "-", entry.get("summary", ""))) + " |")
     for name, entry in sorted(report["hosts"].items()):
-        lines += ["", f"## {name}", "", "| check | status | detail |", "|---|---|---|"]
+        lines += ["", f"## {name}", ""]
+        if entry.get("place"):
+            lines += [_cell(entry["place"]), ""]
+        lines += ["| check | status | detail |", "|---|---|---|"]
         for check in entry.get("checks", []):
             lines.append(f"| {_cell(check['name'])} | {_ICONS.get(check['status'], check['status'])} "
                          f"| {_cell(check['message'])} |")
@@ -66,10 +69,37 @@ def preflight_markdown(report: Mapping, title: str = "GPU fabric readiness") -> 
         lines += ["", "## IMEX domains (from GPU fabric cliques)", "",
                   "| clique | members | status | problems |", "|---|---|---|---|"]
         for domain in domains:
+            said = domain["problems"] + domain["notes"] + list(domain.get("member_problems") or [])
             lines.append(f"| {_cell(domain['clique'])} | {_cell(domain['members'])} "
-                         f"| {_ICONS.get(domain['status'], domain['status'])} "
-                         f"| {_cell(domain['problems'] + domain['notes'])} |")
+                         f"| {_ICONS.get(domain['status'], domain['status'])} | {_cell(said)} |")
+        for domain in domains:
+            lines += _domain_racks(domain, report["hosts"])
     return _document(lines)
+
+
+def _domain_racks(domain: Mapping, hosts: Mapping) -> list[str]:
+    """A domain's trays by rack and slot (its ``racks``), with each host's verdict; nothing when no tray has a rack."""
+    racks = [rack for rack in domain.get("racks") or [] if isinstance(rack, Mapping)]
+    if not any(isinstance(rack.get("chassis_serial"), str) for rack in racks):
+        return []
+    own = domain.get("own_status")
+    lines = ["", f"### IMEX domain {_cell(domain['clique'])}: {_ICONS.get(domain['status'], domain['status'])}"
+             + (f" (its own checks: {_ICONS.get(own, own)})" if own is not None and own != domain["status"] else ""),
+             "", "| rack | slot | tray | host | status |", "|---|---|---|---|---|"]
+    for rack in racks:
+        serial = rack.get("chassis_serial")
+        for tray in rack.get("trays") or []:
+            if not isinstance(tray, Mapping):
+                continue
+            status = (hosts.get(tray.get("host")) or {}).get("status")
+            lines.append("| " + " | ".join(_cell(value) for value in (
+                serial if serial is not None else "unknown", _or_dash(tray.get("slot_number")),
+                _or_dash(tray.get("tray_index")), tray.get("host"), _ICONS.get(status, status))) + " |")
+    return lines
+
+
+def _or_dash(value: t.Any) -> t.Any:
+    return "-" if value is None else value
 
 
 def _outcome(host: str, summary: Mapping) -> str:

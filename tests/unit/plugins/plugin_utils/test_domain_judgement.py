@@ -11,6 +11,7 @@ and a live domain's ``!V!`` (version mismatch) connections were "not connected" 
 from __future__ import annotations
 
 import copy
+import re
 
 import pytest
 from fixtures.recorded_nvml import recorded_facts
@@ -19,6 +20,8 @@ from hypothesis import strategies as st
 
 from ansible_collections.gpufabric.cluster.plugins.plugin_utils import nvlink_domain
 from ansible_collections.gpufabric.cluster.plugins.plugin_utils.preflight import PreflightError, preflight_report
+from ansible_collections.gpufabric.cluster.plugins.plugin_utils.preflight_html import preflight_report_html
+from ansible_collections.gpufabric.cluster.plugins.plugin_utils.report_markdown import preflight_markdown
 
 TREES = ("gb200_tray", "gb200_tray_degraded", "gb200_tray_misconfigured", "gb200_tray_gfm_down")
 RACK = "1823124190518"
@@ -186,5 +189,50 @@ def test_any_fleet_a_domain_passes_only_when_every_member_passes_on_one_driver_a
     assert (domain["status"] == "pass") == (coherent and all(status == "pass" for status in host_statuses))
     if any(member["tree"] in bad_trees for member in members) or not coherent:
         assert domain["status"] == "fail"
-    failed = [f"tray-{index}" for index, status in enumerate(host_statuses) if status == "fail"]
+    # the members named as failing: those that fail a check of their own (imex_domain is the domain's own verdict)
+    failed = [f"tray-{index}" for index in range(len(members)) if any(
+        check["status"] == "fail" and check["name"] != "imex_domain"
+        for check in report["hosts"][f"tray-{index}"]["checks"])]
     assert [line.split(" ", 1)[0] for line in domain["member_problems"] if ": failed: " in line] == failed
+    assert set(failed) >= {f"tray-{index}" for index, member in enumerate(members) if member["tree"] in bad_trees}
+
+
+def test_the_reports_head_the_domain_by_its_members_and_group_trays_by_rack_and_slot(trays):
+    hostvars = fleet(trays, ["gb200_tray", "gb200_tray_degraded", "gb200_tray_misconfigured", "gb200_tray"])
+    for index, slot in ((0, 14), (1, 12), (3, 10)):  # slots against name order; tray-0 and tray-3 warn: two chassis
+        hostvars[f"tray-{index}"]["ansible_facts"]["gpufabric"]["gpu"]["platform"]["slot_numbers"] = [slot]
+    report = preflight_report(hostvars, list(hostvars))
+    domain = only_domain(report)
+    assert (domain["own_status"], domain["status"]) == ("warn", "fail")
+    assert domain["member_problems"] == [f"tray-1 (rack {RACK}, slot 12): failed: fabric_health",
+                                         "tray-2 (rack 1823124190733, slot 5): failed: fabric_health"]
+    text = preflight_markdown(report)
+    assert f"## tray-3\n\nrack {RACK}, slot 10\n\n| check | status | detail |" in text
+    assert (f"### IMEX domain {domain['clique']}: FAIL (its own checks: WARN)\n\n"
+            "| rack | slot | tray | host | status |\n|---|---|---|---|---|\n"
+            f"| {RACK} | 10 | 11 | tray-3 | WARN |\n| {RACK} | 12 | 11 | tray-1 | FAIL |\n"
+            f"| {RACK} | 14 | 11 | tray-0 | WARN |\n| 1823124190733 | 5 | 4 | tray-2 | FAIL |\n") in text
+    assert f"tray-1 (rack {RACK}, slot 12): failed: fabric_health" in text.split("## IMEX domains")[1]
+    page = preflight_report_html(report)
+    section = page.split('<section class="domain"')[1]
+    assert section.startswith(f' data-clique="{domain["clique"]}" data-status="fail">')
+    assert 'its own checks: <span class="warn">WARN</span>' in section
+    assert re.findall(r'<h3 class="rack">([^<]*)</h3>', section) == [f"rack {RACK}", "rack 1823124190733"]
+    assert re.findall(r'data-host="([^"]*)"', section) == ["tray-3", "tray-1", "tray-0", "tray-2"]
+    assert f'<div class="place">rack {RACK}, slot 12</div>' in section
+    assert '<ul class="member_problems"><li>tray-1 (rack' in section
+
+
+def test_a_report_without_platform_info_keeps_one_group_of_tiles(trays):
+    hostvars = fleet(trays, ["gb200_tray"] * 2)
+    for entry in hostvars.values():
+        entry["ansible_facts"]["gpufabric"]["gpu"]["platform"] = {"chassis_serials": [], "slot_numbers": [],
+                                                                  "tray_indices": [], "host_ids": []}
+    report = preflight_report(hostvars, list(hostvars))
+    assert only_domain(report)["racks"] == [{"chassis_serial": None, "trays": [
+        {"host": "tray-0", "slot_number": None, "tray_index": None},
+        {"host": "tray-1", "slot_number": None, "tray_index": None}]}]
+    assert report["hosts"]["tray-0"]["place"] is None
+    page = preflight_report_html(report)
+    assert '<h3 class="rack">' not in page and page.count('<div class="tiles">') == 1
+    assert "### IMEX domain" not in preflight_markdown(report)
