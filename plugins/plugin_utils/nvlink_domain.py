@@ -8,7 +8,7 @@ Pure functions over the members' ``gpufabric`` facts (``{host: facts}``); :func:
 they find to a domain's problems (fail) and notes (warn).  Peers of another nvidia-imex version are ``!V!`` to each
 other (version mismatch, communication disabled), and a driver that differs from its peers' is a tray that was
 changed alone: a domain is coherent only when every member reports the same driver version and the same nvidia-imex
-version.  A member whose version is unknown is a note (the domain cannot be shown coherent), never a guess.
+version.  A member whose nvidia-imex version is unknown is a note (the domain cannot be shown coherent), never a guess.
 
 Trays are named by host and, where NVML's platform info gives it, by ``rack <chassis serial>, slot <N>``
 (:func:`tray_place`).  A GB200 or GB300 NVL72 domain is one rack (18 compute trays, one chassis serial); an NVL36x2
@@ -114,9 +114,10 @@ def _differ(what: str, versions: Mapping[str, str]) -> str:
 def version_problems(members: Mapping[str, Mapping]) -> tuple[list[str], list[str]]:
     """``(problems, notes)`` of a domain's versions: one driver version and one nvidia-imex version for all members.
 
-    Different known versions are a problem naming the odd members and every version; a member whose driver version
-    is unknown, or whose nvidia-imex version is unknown while another member has one, is a note.  nvidia-imex
-    installed on no member (the DRA driver runs IMEX) is not judged.
+    Different known versions are a problem naming the odd members and every version; a member without nvidia-imex
+    while another member has it, or whose nvidia-imex version is unknown, is a note.  A member without a driver
+    version is not compared: its own ``driver`` check fails it (no driver loaded, or a version below the minimum),
+    and so the domain.  nvidia-imex installed on no member (the DRA driver runs IMEX) is not judged.
     """
     problems: list[str] = []
     notes: list[str] = []
@@ -124,9 +125,6 @@ def version_problems(members: Mapping[str, Mapping]) -> tuple[list[str], list[st
     known = {name: version for name, version in drivers.items() if version is not None}
     if len(set(known.values())) > 1:
         problems.append(_differ("NVIDIA driver", known))
-    unknown = sorted(name for name, version in drivers.items() if version is None)
-    if unknown:
-        notes.append(f"driver version unknown on {_names(unknown)}: the domain's driver coherence is not shown")
     installed = {name for name, facts in members.items() if _map(facts.get("imex")).get("installed")}
     if installed:
         imex = {name: imex_version(facts) for name, facts in members.items()}
@@ -134,10 +132,13 @@ def version_problems(members: Mapping[str, Mapping]) -> tuple[list[str], list[st
         if len(set(known.values())) > 1:
             problems.append(_differ("nvidia-imex", known) + " (peers of another version are !V!, communication "
                                                              "disabled)")
-        unknown = sorted(name for name, version in imex.items() if version is None)
+        absent = sorted(name for name in members if name not in installed)
+        if absent:
+            notes.append(f"nvidia-imex not installed on {_names(absent)} while other members have it")
+        unknown = sorted(name for name in installed if imex[name] is None)
         if unknown:
-            notes.append(f"nvidia-imex version unknown or not installed on {_names(unknown)} while other members "
-                         "have it: the domain's nvidia-imex coherence is not shown")
+            notes.append(f"nvidia-imex version unknown on {_names(unknown)}: the domain's nvidia-imex coherence is "
+                         "not shown")
     return problems, notes
 
 

@@ -109,8 +109,16 @@ def test_an_unknown_version_is_never_coherent(trays):
     hostvars = fleet(trays, ["gb200_tray"] * 3, imex={1: None})
     domain = only_domain(preflight_report(hostvars, list(hostvars)))
     assert domain["status"] == "warn"
-    assert domain["notes"] == ["nvidia-imex version unknown or not installed on tray-1 while other members have it: "
-                               "the domain's nvidia-imex coherence is not shown"]
+    assert domain["notes"] == ["nvidia-imex version unknown on tray-1: the domain's nvidia-imex coherence is not "
+                               "shown"]
+    hostvars["tray-2"]["ansible_facts"]["gpufabric"]["imex"]["installed"] = False
+    domain = only_domain(preflight_report(hostvars, list(hostvars)))
+    assert domain["notes"] == ["nvidia-imex not installed on tray-2 while other members have it",
+                               "nvidia-imex version unknown on tray-1: the domain's nvidia-imex coherence is not "
+                               "shown"]
+    for entry in hostvars.values():
+        entry["ansible_facts"]["gpufabric"]["imex"]["installed"] = False
+    assert only_domain(preflight_report(hostvars, list(hostvars)))["notes"] == []  # no host IMEX: not judged
 
 
 @pytest.mark.parametrize(("single_chassis", "status", "key"), [(False, "warn", "notes"), (True, "fail", "problems")])
