@@ -22,7 +22,8 @@ from ansible_collections.gpufabric.cluster.plugins.plugin_utils.imex_domains imp
 @arguments.filter_errors("imex_domains")
 def imex_domains(hostvars: Mapping, hosts: t.Sequence[str], domains: t.Any = None, family: str = "ipv4",
                  interface: str | None = None, address_var: str = "nvidia_imex_address",
-                 variable: str = "nvidia_imex_domains", address_label: str | None = None) -> dict[str, dict]:
+                 variable: str = "nvidia_imex_domains", address_label: str | None = None,
+                 fleet: t.Sequence[str] | None = None, fleet_variable: str = "nvidia_imex_fleet") -> dict[str, dict]:
     """Return ``{host: {domain, clique, address, nodes}}`` for ``hosts``; see the filter documentation."""
     try:
         names = arguments.sequence("hosts", hosts)
@@ -33,8 +34,12 @@ def imex_domains(hostvars: Mapping, hosts: t.Sequence[str], domains: t.Any = Non
         address_var = arguments.text("address_var", address_var)
         variable = arguments.text("variable", variable)
         address_label = arguments.optional(arguments.text, "address_label", address_label or None)
+        fleet_variable = arguments.text("fleet_variable", fleet_variable)
+        if fleet is not None:
+            fleet = arguments.sequence(fleet_variable, fleet)
         return derive_domains(hostvars, names, domains=domains, family=family, interface=interface,
-                              address_var=address_var, variable=variable, address_label=address_label)
+                              address_var=address_var, variable=variable, address_label=address_label,
+                              fleet=fleet, fleet_variable=fleet_variable)
     except (arguments.ArgumentError, ImexAddressError) as exc:
         raise AnsibleFilterError(f"imex_domains: {exc}") from None
 

@@ -9,6 +9,13 @@ renders the nodes files of the ``nvidia_imex`` role) and the ``gpufabric.cluster
 (which checks the nodes files found on the hosts).  Hosts whose GPUs share one clique
 (``<cluster uuid>.<clique id>``, ``ansible_facts['gpufabric']['gpu']['cliques']``) form one IMEX domain.
 Errors are :class:`ImexDomainError` with a message that names the host and the variable.
+
+Membership is decided here, over the fleet (issue 41): the hosts of a host pattern resolved against the whole
+inventory (``nvidia_imex_fleet``: ``--limit`` and a play batch do not narrow it), never over the hosts of one run.
+A domain's nodes file lists every member the facts place in it, the run's hosts and the others; a member outside the
+run is known by the facts it holds (an earlier play, a fact cache, or the probe the role runs for exactly the members
+:func:`members_to_probe` names).  While a host of the fleet has no fabric facts, no domain of the run is derived:
+any of them might be that host's, so :func:`derive_domains` refuses, naming every such host.
 """
 
 from __future__ import annotations
@@ -17,7 +24,7 @@ import ipaddress
 import typing as t
 from collections.abc import Mapping
 
-from ansible_collections.gpufabric.cluster.plugins.module_utils.sort_keys import address_key
+from ansible_collections.gpufabric.cluster.plugins.module_utils.sort_keys import address_key, natural_key
 from ansible_collections.gpufabric.cluster.plugins.plugin_utils.imex_address import (
     FAMILIES,
     ImexAddressError,
@@ -32,6 +39,18 @@ class ImexDomainError(ImexAddressError):
 
 
 DOMAIN_KEYS = ("name", "hosts", "nodes")
+# The variables a host's IMEX address and probe root are read from when the run did not decide them (a member
+# outside the run): the role's variable where the host's inventory or the extra vars set it, else the site's, else
+# the run's own value (the caller's ``interface``, ``family`` and ``root``).  The explicit address is never the run's.
+MEMBER_SETTINGS = {
+    "address": ("nvidia_imex_address", "gpufabric_imex_address"),
+    "interface": ("nvidia_imex_interface", "gpufabric_imex_interface"),
+    "family": ("nvidia_imex_address_family", "gpufabric_imex_address_family"),
+    "root": ("nvidia_imex_probe_root", "gpufabric_probe_root"),
+}
+# The subsets of gpufabric.cluster.fabric_facts; of a member the derivation reads ``gpu`` (its cliques) and, unless
+# its address is explicit, ``network`` (or setup's network facts).
+SUBSETS = ("gpu", "connectx", "imex", "peermem", "network")
 
 
 def cliques_of(host_vars: Mapping) -> list[str]:
@@ -97,22 +116,100 @@ def unusable_nodes(addresses: t.Iterable[str]) -> list[str]:
     return problems
 
 
+def member_setting(host_vars: Mapping, key: str, fallback: t.Any = None) -> t.Any:
+    """A member's setting ``key`` of :data:`MEMBER_SETTINGS`: the first of its variables the host's vars set (not
+    null or empty), else ``fallback``."""
+    for variable in MEMBER_SETTINGS[key]:
+        value = host_vars.get(variable) if isinstance(host_vars, Mapping) else None
+        if value not in (None, ""):
+            return value
+    return fallback
+
+
 def address_of(name: str, host_vars: Mapping, family: str = "ipv4", interface: str | None = None,
                address_var: str = "nvidia_imex_address", address_label: str | None = None) -> str:
-    """The IMEX address of host ``name``: ``host_vars[address_var]`` or the address setup found.
+    """The IMEX address of host ``name``: ``host_vars[address_var]`` or the address its settings and facts give.
 
     The rule is :func:`...plugin_utils.imex_address.imex_address`; messages call the explicit address
-    ``address_label`` (default ``address_var``), whose prefix names the interface and family variables.
+    ``address_label`` (default ``address_var``), whose prefix names the interface and family variables.  A host
+    that holds no ``address_var`` (the ``nvidia_imex`` role publishes it for the hosts of its run) is read by
+    :data:`MEMBER_SETTINGS`, with ``interface`` and ``family`` where its vars set neither; its address must be of
+    ``family`` (one nodes file holds one family).
     """
     label = address_label or address_var
     prefix = label[:-len("_address")] if label.endswith("_address") else label
     if not isinstance(host_vars, Mapping):
         raise ImexDomainError(f"host {name}: its hostvars must be a mapping, got {type(host_vars).__name__}")
+    facts = host_vars.get("ansible_facts") or {}
     try:
-        return imex_address(name, host_vars.get("ansible_facts") or {}, host_vars.get(address_var), interface,
-                            family, prefix=prefix)
+        if host_vars.get(address_var) not in (None, ""):
+            return imex_address(name, facts, host_vars.get(address_var), interface, family, prefix=prefix)
+        found = imex_address(name, facts, member_setting(host_vars, "address", ""),
+                             member_setting(host_vars, "interface", interface),
+                             member_setting(host_vars, "family", family), prefix=prefix)
+        return canonical_ip(found, f"host {name}: {label}", family, f"{prefix}_address_family")
     except ImexAddressError as exc:
         raise ImexDomainError(str(exc)) from None
+
+
+def _fabric(host_vars: t.Any) -> tuple[Mapping, Mapping]:
+    """``(ansible_facts, ansible_facts['gpufabric'])`` of a host, empty where absent or of another shape."""
+    facts = host_vars.get("ansible_facts") if isinstance(host_vars, Mapping) else None
+    facts = facts if isinstance(facts, Mapping) else {}
+    gpufabric = facts.get("gpufabric")
+    return facts, gpufabric if isinstance(gpufabric, Mapping) else {}
+
+
+def lacking_subsets(host_vars: t.Any, address_var: str = "nvidia_imex_address", cliques: bool = True) -> list[str]:
+    """The fabric facts subsets a member's facts lack for the derivation: ``gpu`` (its cliques; only with
+    ``cliques``) and ``network`` (its address), unless its address is explicit (``address_var`` or
+    :data:`MEMBER_SETTINGS`) or setup's network facts are there."""
+    facts, gpufabric = _fabric(host_vars)
+    lacking = []
+    if cliques and not isinstance(gpufabric.get("gpu"), Mapping):
+        lacking.append("gpu")
+    explicit = isinstance(host_vars, Mapping) and (host_vars.get(address_var) not in (None, "")
+                                                   or member_setting(host_vars, "address") is not None)
+    setup_network = any(key in facts for key in ("interfaces", "default_ipv4", "default_ipv6"))
+    if not explicit and not setup_network and not isinstance(gpufabric.get("network"), Mapping):
+        lacking.append("network")
+    return lacking
+
+
+def _explicit(domains: t.Any) -> bool:
+    return not (domains is None or (isinstance(domains, (str, list, tuple)) and not domains))
+
+
+def members_to_probe(hostvars: Mapping, fleet: t.Sequence[str], domains: t.Any = None, root: str = "/",
+                     address_var: str = "nvidia_imex_address") -> list[dict]:
+    """The members whose fabric facts the derivation needs and their vars lack: ``[{name, root, gather_subset}]``.
+
+    Without explicit ``domains``, every host of ``fleet`` (any may be a member of the run's domains) lacking
+    :func:`lacking_subsets`; with them, every host they list that lacks an address.  ``root`` is the probe root of a
+    member whose vars set none (:data:`MEMBER_SETTINGS`); ``gather_subset`` holds the subsets it has too, since a
+    facts module replaces ``ansible_facts['gpufabric']`` as a whole.  In natural name order; empty when every
+    member's facts are there (a full run, an earlier play, a fact cache).
+    """
+    if _explicit(domains):
+        names = [host for domain in (domains if isinstance(domains, (list, tuple)) else [])
+                 if isinstance(domain, Mapping) for host in _list_or_empty(domain.get("hosts"))]
+        cliques = False
+    else:
+        names = list(fleet)
+        cliques = True
+    probes = []
+    for name in sorted({name for name in names if isinstance(name, str) and name in hostvars}, key=natural_key):
+        host_vars = hostvars.get(name) or {}
+        lacking = lacking_subsets(host_vars, address_var, cliques)
+        if lacking:
+            present = [subset for subset in SUBSETS if subset in _fabric(host_vars)[1]]
+            probes.append({"name": name, "root": member_setting(host_vars, "root", root),
+                           "gather_subset": [subset for subset in SUBSETS if subset in present + lacking]})
+    return probes
+
+
+def _list_or_empty(value: t.Any) -> list:
+    return list(value) if isinstance(value, (list, tuple)) else []
 
 
 def _list(value: t.Any, where: str) -> list:
@@ -174,19 +271,41 @@ def _explicit_domains(domains: t.Any, hostvars: Mapping, variable: str, family: 
     return result
 
 
+def _shown_names(names: t.Sequence[str], limit: int = 10) -> str:
+    shown = ", ".join(names[:limit])
+    return shown + (f" and {len(names) - limit} more" if len(names) > limit else "")
+
+
+def _fleet(hosts: t.Sequence[str], fleet: t.Any, fleet_variable: str) -> list[str]:
+    """The fleet's hosts in natural name order; refuses a host of the run outside it (membership would then depend on
+    the run)."""
+    fleet = sorted(set(_names(fleet, fleet_variable)), key=natural_key)
+    outside = sorted(set(hosts) - set(fleet), key=natural_key)
+    if outside:
+        raise ImexDomainError(f"host(s) {_shown_names(outside)} of this run are not in {fleet_variable} "
+                              f"({len(fleet)} host(s)): the IMEX domains are derived over that fleet, whatever the run "
+                              f"holds; add them to the host pattern {fleet_variable} (default gpufabric_host_targets)")
+    return fleet
+
+
 def derive_domains(hostvars: Mapping, hosts: t.Sequence[str], domains: t.Any = None, family: str = "ipv4",
                    interface: str | None = None, address_var: str = "nvidia_imex_address",
-                   variable: str = "nvidia_imex_domains", address_label: str | None = None) -> dict[str, dict]:
+                   variable: str = "nvidia_imex_domains", address_label: str | None = None,
+                   fleet: t.Sequence[str] | None = None, fleet_variable: str = "nvidia_imex_fleet") -> dict[str, dict]:
     """Return, for every host in ``hosts``, its IMEX domain and the nodes file of that domain.
 
     ``domains`` (``variable`` in messages) lists explicit domains ``{name, hosts, nodes}``; when empty,
-    domains are derived from the fabric cliques of ``hosts``.  Each host maps to ``{domain, clique,
+    domains are derived from the fabric cliques of ``fleet`` (``fleet_variable`` in messages: every host that may be a
+    member, the run's and the others), or of ``hosts`` alone without one.  Each host maps to ``{domain, clique,
     address, nodes}``; ``nodes`` is :func:`nodes_file` of the domain (every member's address plus the explicit
-    ``nodes``), the same on every member.  A host in no domain gets ``domain: None`` and no nodes.  Raises
+    ``nodes``), the same on every member, whichever of them the run holds; the members outside ``hosts`` of the run's
+    domains are in the result too.  A host in no domain gets ``domain: None`` and no nodes.  Raises
     :class:`ImexDomainError` for a host whose GPUs are in two cliques, an explicit domain whose hosts are in
     different cliques, a domain definition of the wrong shape (not a list of mappings, an unknown key, hosts or
     nodes that are not lists), a nodes entry that is not a usable IP address of ``family``, a member without an
-    address, or two hosts with the same address.
+    address, or two hosts with the same address; with ``fleet``, for a host of ``hosts`` outside it, and for hosts
+    of the fleet without fabric facts (``ansible_facts['gpufabric']['gpu']``) while a host of the run is in a
+    clique: every such host is named, since any of the run's domains might be theirs.
     """
     if not isinstance(hostvars, Mapping):
         raise ImexDomainError(f"the input must be hostvars (a mapping), got {_kind(hostvars)}")
@@ -202,7 +321,7 @@ def derive_domains(hostvars: Mapping, hosts: t.Sequence[str], domains: t.Any = N
         raise ImexDomainError(f"host {name}: its GPUs are in {len(cliques[name])} cliques "
                               f"({', '.join(cliques[name])}) in ansible_facts['gpufabric']['gpu']['cliques']; "
                               "one host belongs to exactly one IMEX domain (check the NVLink fabric)")
-    if not (domains is None or (isinstance(domains, (str, list, tuple)) and not domains)):
+    if _explicit(domains):
         chosen = _explicit_domains(domains, hostvars, variable, family, family_variable)
         for domain in chosen:
             found = {clique for host in domain["hosts"] for clique in cliques_of(hostvars.get(host) or {})}
@@ -212,6 +331,20 @@ def derive_domains(hostvars: Mapping, hosts: t.Sequence[str], domains: t.Any = N
                 raise ImexDomainError(f"{variable} ({domain['name']}): its hosts are in different cliques: {detail}; "
                                       "hosts of one IMEX domain must share one NVLink clique")
             domain["clique"] = found.pop() if found else None
+    elif fleet is not None:
+        members = _fleet(hosts, fleet, fleet_variable)
+        run_cliques = sorted({host_cliques[0] for host_cliques in cliques.values() if len(host_cliques) == 1})
+        unknown = [name for name in members if "gpu" in lacking_subsets(hostvars.get(name), address_var)]
+        if unknown and run_cliques:
+            raise ImexDomainError(
+                f"IMEX domain membership: no fabric facts of {_shown_names(unknown)} of {fleet_variable} (unreachable, "
+                f"or the probe failed); any of this run's IMEX domains "
+                f"({_shown_names(run_cliques, 3)}) may hold them, and its nodes file lists every member: make them "
+                f"reachable, keep a fact cache that holds their facts, set {variable}, or leave them out of "
+                f"{fleet_variable}")
+        fleet_cliques = {name: cliques_of(hostvars.get(name) or {}) for name in members}
+        chosen = [{"name": clique, "hosts": names, "nodes": [], "clique": clique}
+                  for clique, names in group_by_clique(fleet_cliques).items() if clique in run_cliques]
     else:
         chosen = [{"name": clique, "hosts": members, "nodes": [], "clique": clique}
                   for clique, members in group_by_clique(cliques).items()]
