@@ -1,0 +1,155 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpufabric.cluster contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Issue 41 item 1: an IMEX domain's membership comes from the whole fleet, never from the hosts of the play.
+
+On the starting commit ``nvidia_imex`` derived the domains from ``ansible_play_hosts_all``: ``--limit tray-02``, the
+usual way to re-run one tray, wrote a nodes file listing tray-02 alone, so the tray left its rack's domain while the
+other members still listed it. Here the role's own steps run for real (ansible-playbook, local hosts: its input check
+and derivation, tasks/validate.yml, then tasks/configure.yml, which writes the files) over three trays of one recorded
+GB200 clique; the facts of the trays are in a jsonfile fact cache (NVML cannot describe a recorded tree: an earlier
+run puts in the cache the facts the real collectors gathered from the tray's tree with its recorded NVML answers).
+
+TEST FIXTURE: no package repository and no systemd here, so the install and service steps are not run, the restart
+of nvidia-imex is kept out by the role's own flag for a service check mode cannot look at
+(``__nvidia_imex_not_installed_in_check``), and the paths the role writes lie under the test's directory.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+import yaml
+from fixtures.recorded_nvml import recorded_facts
+
+import ansible_collections
+
+COLLECTIONS_PATH = next(os.path.dirname(path) for path in ansible_collections.__path__
+                        if os.path.isdir(os.path.join(path, "gpufabric", "cluster")))
+TRAYS = {"tray-01": "10.0.0.11", "tray-02": "10.0.0.2", "tray-03": "10.0.0.3"}
+WHOLE_DOMAIN = "10.0.0.2\n10.0.0.3\n10.0.0.11\n"
+# TEST FIXTURE module of the run that fills the fact cache: returns the recorded tray's facts as fabric_facts would.
+RECORDED_FACTS_MODULE = """#!/usr/bin/python
+import json
+from ansible.module_utils.basic import AnsibleModule
+module = AnsibleModule({"path": {"type": "path", "required": True}})
+with open(module.params["path"]) as handle:
+    module.exit_json(changed=False, ansible_facts={"gpufabric": json.load(handle)})
+"""
+
+
+@pytest.fixture(scope="module")
+def tray_facts(host_trees, command_runner) -> dict:
+    """``ansible_facts['gpufabric']`` of the recorded GB200 tray, every subset, from the real collectors."""
+    facts = recorded_facts(host_trees["gb200_tray"], command_runner)
+    facts.pop("warnings")
+    assert len(facts["gpu"]["cliques"]) == 1
+    return facts
+
+
+def make_site(workdir, tray_facts: dict, root: str, cached: tuple[str, ...], unreachable: tuple[str, ...] = ()):
+    """An inventory of the trays in gpu_nodes, each writing under its own directory, and a fact cache holding the
+    facts of the trays in ``cached``; the trays in ``unreachable`` are reached over ssh on a port where nothing
+    listens."""
+    hosts = {}
+    for name, address in TRAYS.items():
+        own = workdir / name
+        own.mkdir(parents=True, exist_ok=True)
+        hosts[name] = {"ansible_connection": "local", "ansible_python_interpreter": sys.executable,
+                       "gpufabric_probe_root": root, "nvidia_imex_address": address,
+                       "nvidia_imex_config_file": str(own / "config.cfg"),
+                       "nvidia_imex_nodes_config_file": str(own / "nodes_config.cfg")}
+        if name in unreachable:
+            hosts[name].update({"ansible_connection": "ssh", "ansible_host": "127.0.0.1", "ansible_port": 9,
+                                "ansible_ssh_common_args": "-o ConnectTimeout=5"})
+    (workdir / "hosts.yml").write_text(yaml.safe_dump({"all": {"children": {"gpu_nodes": {"hosts": hosts}}}}))
+    (workdir / "tray.json").write_text(json.dumps(tray_facts))
+    (workdir / "library").mkdir(exist_ok=True)
+    (workdir / "library" / "recorded_tray_facts.py").write_text(RECORDED_FACTS_MODULE)
+    prime = [{"name": "An earlier run: the trays' facts into the cache", "hosts": "gpu_nodes", "gather_facts": False,
+              "tasks": [{"name": "Return the recorded facts",
+                         "recorded_tray_facts": {"path": str(workdir / "tray.json")}}]}]
+    (workdir / "prime.yml").write_text(yaml.safe_dump(prime, sort_keys=False))
+    if cached:
+        returncode, output = run(workdir, "--limit", ",".join(cached), playbook="prime.yml")
+        assert returncode == 0, output[-3000:]
+    play = [{"name": "IMEX", "hosts": "gpu_nodes", "gather_facts": False, "tasks": [
+        {"name": "Check the input and derive the domains", "ansible.builtin.include_role": {
+            "name": "gpufabric.cluster.nvidia_imex", "tasks_from": "validate"}},
+        {"name": "Render config.cfg and the nodes file", "ansible.builtin.include_role": {
+            "name": "gpufabric.cluster.nvidia_imex", "tasks_from": "configure"}}]}]
+    (workdir / "play.yml").write_text(yaml.safe_dump(play, sort_keys=False))
+    return workdir
+
+
+def run(workdir, *extra: str, playbook: str = "play.yml") -> tuple[int, str]:
+    env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=COLLECTIONS_PATH, ANSIBLE_NOCOLOR="1",
+               ANSIBLE_HOST_KEY_CHECKING="false", ANSIBLE_LOCALHOST_WARNING="false",
+               ANSIBLE_CACHE_PLUGIN="jsonfile", ANSIBLE_CACHE_PLUGIN_CONNECTION=str(workdir / "facts"),
+               ANSIBLE_LIBRARY=str(workdir / "library"))
+    fixture = {"__nvidia_imex_not_installed_in_check": True,
+               "__nvidia_imex_loaded_record_dropin": str(workdir / "dropin" / "50-gpufabric-loaded-config.conf"),
+               "__nvidia_imex_loaded_record": str(workdir / "loaded.sha256")}
+    command = [os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-i", str(workdir / "hosts.yml"),
+               str(workdir / playbook), "-e", json.dumps(fixture), *extra]
+    completed = subprocess.run(command, capture_output=True, text=True, env=env, cwd=str(workdir), check=False)
+    return completed.returncode, " ".join((completed.stdout + completed.stderr).split())
+
+
+def recap(output: str) -> dict[str, str]:
+    return dict(re.findall(r"(tray-\d+)\s+: (ok=\d+ changed=\d+ unreachable=\d+ failed=\d+)", output))
+
+
+def test_a_run_limited_to_one_tray_writes_the_whole_domain_and_changes_nothing_once_converged(tmp_path, tray_facts,
+                                                                                              host_trees):
+    site = make_site(tmp_path, tray_facts, host_trees["gb200_tray"], cached=tuple(TRAYS))
+    returncode, output = run(site)
+    assert returncode == 0, output[-3000:]
+    files = {name: (site / name / "nodes_config.cfg").read_text() for name in TRAYS}
+    assert files == dict.fromkeys(TRAYS, WHOLE_DOMAIN), output[-3000:]
+
+    # the usual way to re-run one tray: the others are outside the play, known by their (cached) facts
+    returncode, output = run(site, "--limit", "tray-02")
+    assert returncode == 0, output[-3000:]
+    assert list(recap(output)) == ["tray-02"], output[-3000:]
+    assert re.fullmatch(r"ok=\d+ changed=0 unreachable=0 failed=0", recap(output)["tray-02"]), output[-3000:]
+    assert (site / "tray-02" / "nodes_config.cfg").read_text() == WHOLE_DOMAIN
+
+
+def test_a_tray_alone_writes_the_nodes_file_of_its_whole_domain(tmp_path, tray_facts, host_trees):
+    site = make_site(tmp_path, tray_facts, host_trees["gb200_tray"], cached=tuple(TRAYS))
+    returncode, output = run(site, "--limit", "tray-03")
+    assert returncode == 0, output[-3000:]
+    assert (site / "tray-03" / "nodes_config.cfg").read_text() == WHOLE_DOMAIN
+    assert not (site / "tray-01" / "nodes_config.cfg").exists()  # nothing outside the play is written
+
+
+def test_a_member_without_facts_is_probed_once_delegated_and_its_facts_kept(tmp_path, tray_facts, host_trees):
+    """tray-03 has no cached facts: the role probes it from the run (delegated), and decides with what it found. The
+    real probe on a recorded tree cannot read NVML, so tray-03 reports no clique and is no member here."""
+    site = make_site(tmp_path, tray_facts, host_trees["gb200_tray"], cached=("tray-01", "tray-02"))
+    returncode, output = run(site, "--limit", "tray-02")
+    assert returncode == 0, output[-3000:]
+    probes = re.findall(r"TASK \[gpufabric.cluster._fabric_facts : Gather the fabric facts of (tray-\d+)\] \** "
+                        r"ok: \[tray-02 -> (tray-\d+)\]", output)
+    assert probes == [("tray-03", "tray-03")], output[-3000:]
+    assert (site / "tray-02" / "nodes_config.cfg").read_text() == "10.0.0.2\n10.0.0.11\n"
+
+
+def test_a_member_without_facts_that_cannot_be_reached_is_refused_by_name_before_any_change(tmp_path, tray_facts,
+                                                                                            host_trees):
+    site = make_site(tmp_path, tray_facts, host_trees["gb200_tray"], cached=("tray-01", "tray-02"),
+                     unreachable=("tray-03",))
+    returncode, output = run(site, "--limit", "tray-02")
+    assert returncode == 2, output[-3000:]
+    assert ("IMEX domain membership: no fabric facts of tray-03 of nvidia_imex_fleet (unreachable, or the probe "
+            "failed); any of this run's IMEX domains") in output, output[-3000:]
+    assert "set nvidia_imex_domains, or leave them out of nvidia_imex_fleet" in output
+    assert "TASK [gpufabric.cluster.nvidia_imex : Render" not in output
+    assert not (site / "tray-02" / "nodes_config.cfg").exists()
+    assert not (site / "tray-02" / "config.cfg").exists()
