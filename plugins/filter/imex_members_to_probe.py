@@ -16,12 +16,12 @@ from ansible.errors import AnsibleFilterError
 
 from ansible_collections.gpufabric.cluster.plugins.plugin_utils import arguments
 from ansible_collections.gpufabric.cluster.plugins.plugin_utils.imex_address import ImexAddressError
-from ansible_collections.gpufabric.cluster.plugins.plugin_utils.imex_domains import members_to_probe
+from ansible_collections.gpufabric.cluster.plugins.plugin_utils.imex_domains import SUBSETS, members_to_probe
 
 
 @arguments.filter_errors("imex_members_to_probe")
 def imex_members_to_probe(hostvars: Mapping, fleet: t.Sequence[str], domains: t.Any = None, root: str = "/",
-                          address_var: str = "nvidia_imex_address") -> list[dict]:
+                          address_var: str = "nvidia_imex_address", subsets: t.Sequence[str] = ()) -> list[dict]:
     """Return ``[{name, root, gather_subset}]`` for the members lacking facts; see the filter documentation."""
     try:
         if not isinstance(hostvars, Mapping):
@@ -31,7 +31,11 @@ def imex_members_to_probe(hostvars: Mapping, fleet: t.Sequence[str], domains: t.
             arguments.text("fleet entry", name)
         root = arguments.text("root", root)
         address_var = arguments.text("address_var", address_var)
-        return members_to_probe(hostvars, names, domains=domains, root=root, address_var=address_var)
+        subsets = arguments.sequence("subsets", subsets)
+        for subset in subsets:
+            if subset not in SUBSETS:
+                raise arguments.ArgumentError(f"subsets entry must be one of {', '.join(SUBSETS)}, got {subset!r}")
+        return members_to_probe(hostvars, names, domains=domains, root=root, address_var=address_var, subsets=subsets)
     except (arguments.ArgumentError, ImexAddressError) as exc:
         raise AnsibleFilterError(f"imex_members_to_probe: {exc}") from None
 

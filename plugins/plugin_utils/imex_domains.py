@@ -181,14 +181,15 @@ def _explicit(domains: t.Any) -> bool:
 
 
 def members_to_probe(hostvars: Mapping, fleet: t.Sequence[str], domains: t.Any = None, root: str = "/",
-                     address_var: str = "nvidia_imex_address") -> list[dict]:
+                     address_var: str = "nvidia_imex_address", subsets: t.Sequence[str] = ()) -> list[dict]:
     """The members whose fabric facts the derivation needs and their vars lack: ``[{name, root, gather_subset}]``.
 
     Without explicit ``domains``, every host of ``fleet`` (any may be a member of the run's domains) lacking
-    :func:`lacking_subsets`; with them, every host they list that lacks an address.  ``root`` is the probe root of a
-    member whose vars set none (:data:`MEMBER_SETTINGS`); ``gather_subset`` holds the subsets it has too, since a
-    facts module replaces ``ansible_facts['gpufabric']`` as a whole.  In natural name order; empty when every
-    member's facts are there (a full run, an earlier play, a fact cache).
+    :func:`lacking_subsets`; with them, every host they list that lacks an address.  ``subsets`` are further subsets
+    the caller reads of each of them (the preflight judges every subset).  ``root`` is the probe root of a member
+    whose vars set none (:data:`MEMBER_SETTINGS`); ``gather_subset`` holds the subsets it has too, since a facts
+    module replaces ``ansible_facts['gpufabric']`` as a whole.  In natural name order; empty when every member's
+    facts are there (a full run, an earlier play, a fact cache).
     """
     if _explicit(domains):
         names = [host for domain in (domains if isinstance(domains, (list, tuple)) else [])
@@ -201,11 +202,35 @@ def members_to_probe(hostvars: Mapping, fleet: t.Sequence[str], domains: t.Any =
     for name in sorted({name for name in names if isinstance(name, str) and name in hostvars}, key=natural_key):
         host_vars = hostvars.get(name) or {}
         lacking = lacking_subsets(host_vars, address_var, cliques)
+        lacking += [subset for subset in subsets if subset in SUBSETS and subset not in _fabric(host_vars)[1]]
         if lacking:
             present = [subset for subset in SUBSETS if subset in _fabric(host_vars)[1]]
             probes.append({"name": name, "root": member_setting(host_vars, "root", root),
                            "gather_subset": [subset for subset in SUBSETS if subset in present + lacking]})
     return probes
+
+
+def domain_peers(hostvars: Mapping, hosts: t.Sequence[str], fleet: t.Sequence[str]) -> dict[str, list[str]]:
+    """The other members of the IMEX domains of ``hosts``, from the facts of ``fleet``: ``{members, unknown}``.
+
+    ``members`` are the hosts of ``fleet`` outside ``hosts`` whose GPUs are in one clique with a host of ``hosts``
+    (as :func:`derive_domains` places them); ``unknown`` those without fabric facts (``gpu``) while a host of
+    ``hosts`` is in a clique: any of them might be a member.  Natural name order.  For the preflight, which judges
+    whole domains (a run limited to part of one included) and reports rather than refuses.
+    """
+    run_cliques = set()
+    for name in hosts:
+        host_cliques = cliques_of(hostvars.get(name) or {})
+        if len(host_cliques) == 1:
+            run_cliques.add(host_cliques[0])
+    outside = sorted(set(fleet) - set(hosts), key=natural_key)
+    members = []
+    for name in outside:
+        host_cliques = cliques_of(hostvars.get(name) or {})
+        if len(host_cliques) == 1 and host_cliques[0] in run_cliques:
+            members.append(name)
+    unknown = [name for name in outside if not isinstance(_fabric(hostvars.get(name))[1].get("gpu"), Mapping)]
+    return {"members": members, "unknown": unknown if run_cliques else []}
 
 
 def _list_or_empty(value: t.Any) -> list:

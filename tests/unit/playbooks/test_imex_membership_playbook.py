@@ -95,8 +95,12 @@ def run(workdir, *extra: str, playbook: str = "play.yml") -> tuple[int, str]:
     fixture = {"__nvidia_imex_not_installed_in_check": True,
                "__nvidia_imex_loaded_record_dropin": str(workdir / "dropin" / "50-gpufabric-loaded-config.conf"),
                "__nvidia_imex_loaded_record": str(workdir / "loaded.sha256")}
-    command = [os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-i", str(workdir / "hosts.yml"),
-               str(workdir / playbook), "-e", json.dumps(fixture), *extra]
+    if playbook.startswith("gpufabric.cluster."):
+        command = [os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-i", str(workdir / "hosts.yml"),
+                   playbook, "-e", f"gpufabric_report_dir={workdir / 'reports'}", *extra]
+    else:
+        command = [os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-i", str(workdir / "hosts.yml"),
+                   str(workdir / playbook), "-e", json.dumps(fixture), *extra]
     completed = subprocess.run(command, capture_output=True, text=True, env=env, cwd=str(workdir), check=False)
     return completed.returncode, " ".join((completed.stdout + completed.stderr).split())
 
@@ -153,3 +157,21 @@ def test_a_member_without_facts_that_cannot_be_reached_is_refused_by_name_before
     assert "TASK [gpufabric.cluster.nvidia_imex : Render" not in output
     assert not (site / "tray-02" / "nodes_config.cfg").exists()
     assert not (site / "tray-02" / "config.cfg").exists()
+
+
+def test_the_preflight_of_a_limited_run_probes_exactly_the_fleet_hosts_it_lacks_and_records_the_peers(
+        tmp_path, tray_facts, host_trees):
+    """The preflight judges whole IMEX domains: the GPU hosts outside the play whose facts nothing holds are probed
+    once, delegated (tray-01's come from the cache, tray-03 cannot be reached), and the report says which hosts it
+    judged as members outside the run. (The play's tray is probed for real on its recorded tree, where NVML cannot
+    tell its clique, so here it is in no domain; the judgement of a whole domain is tested on the filters.)"""
+    site = make_site(tmp_path, tray_facts, host_trees["gb200_tray"], cached=("tray-01",), unreachable=("tray-03",))
+    returncode, output = run(site, "--limit", "tray-02", playbook="gpufabric.cluster.preflight")
+    assert returncode == 0, output[-3000:]
+    probes = re.findall(r"TASK \[gpufabric.cluster._fabric_facts : Gather the fabric facts of (tray-\d+)\] \** "
+                        r"\[ERROR\].*? fatal: \[tray-02 -> (tray-\d+)\]: UNREACHABLE", output)
+    assert probes == [("tray-03", "tray-03")], output[-3000:]
+    assert "Gather the fabric facts of tray-01" not in output
+    report = json.loads((site / "reports" / "preflight.json").read_text())
+    assert report["imex_domain_peers"] == {"members": [], "unknown": []}
+    assert sorted(report["hosts"]) == ["tray-02"]

@@ -19,8 +19,10 @@ from hypothesis import strategies as st
 from ansible_collections.gpufabric.cluster.plugins.plugin_utils.imex_domains import (
     ImexDomainError,
     derive_domains,
+    domain_peers,
     members_to_probe,
 )
+from ansible_collections.gpufabric.cluster.plugins.plugin_utils.preflight import preflight_report
 
 CLIQUES = ("3c1a5f2e-9b7d-4c2a-8e6f-1d0b7a9c4e21.1", "3c1a5f2e-9b7d-4c2a-8e6f-1d0b7a9c4e21.2")
 RACK = CLIQUES[0]
@@ -112,6 +114,11 @@ def test_members_to_probe_names_the_members_lacking_facts_with_their_root_and_su
         {"name": "tray-3", "root": "/srv/tray-3", "gather_subset": ["gpu", "imex", "network"]},
         {"name": "tray-10", "root": "/srv/tray-10", "gather_subset": ["gpu"]},
     ]
+    # the preflight reads every subset of each member
+    every = ["gpu", "connectx", "imex", "peermem", "network"]
+    assert [(probe["name"], probe["gather_subset"]) for probe in members_to_probe(hostvars, ["tray-1", "tray-3"],
+                                                                                   subsets=every)] == [
+        ("tray-1", every), ("tray-3", every)]
 
 
 ADDRESSES = [f"10.0.0.{number}" for number in range(1, 40)]
@@ -150,3 +157,19 @@ def test_any_part_of_a_fleet_gets_the_whole_fleet_s_nodes_files_or_a_refusal_nam
     assert not missing or not any(full[name]["ansible_facts"]["gpufabric"]["gpu"]["cliques"] for name in run)
     for name in run:
         assert limited[name] == whole[name]
+
+
+def test_the_preflight_of_one_tray_judges_its_whole_domain(fleet_facts):
+    """The preflight playbook judges the run's hosts with the members domain_peers finds outside the run: the IMEX
+    domain check of a run limited to tray-02 holds all four trays."""
+    hostvars = {f"tray-0{number}": {"ansible_facts": {"gpufabric": fleet_facts["gb200_tray"],
+                                                      "default_ipv4": {"address": f"10.0.0.{number}"}}}
+                for number in range(1, 5)}
+    hostvars["tray-05"] = {}  # no facts, and another GPU host of the fleet: it may be a member
+    hostvars["hgx-1"] = {"ansible_facts": {"gpufabric": fleet_facts["hgx_h100"]}}
+    peers = domain_peers(hostvars, ["tray-02"], list(hostvars))
+    assert peers == {"members": ["tray-01", "tray-03", "tray-04"], "unknown": ["tray-05"]}
+    report = preflight_report(hostvars, ["tray-02", *peers["members"]])
+    (domain,) = report["imex_domains"]
+    assert domain["members"] == ["tray-01", "tray-02", "tray-03", "tray-04"]
+    assert domain_peers(hostvars, ["hgx-1"], list(hostvars)) == {"members": [], "unknown": []}
