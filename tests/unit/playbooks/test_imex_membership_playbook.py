@@ -12,7 +12,8 @@ run puts in the cache the facts the real collectors gathered from the tray's tre
 
 TEST FIXTURE: no package repository and no systemd here, so the install and service steps are not run, the restart
 of nvidia-imex is kept out by the role's own flag for a service check mode cannot look at
-(``__nvidia_imex_not_installed_in_check``), and the paths the role writes lie under the test's directory.
+(``__nvidia_imex_not_installed_in_check``), and the paths the role writes lie under each tray's directory of the
+test (the unit drop-in and its record too: the trays share this machine).
 """
 
 from __future__ import annotations
@@ -82,7 +83,10 @@ def make_site(workdir, tray_facts: dict, root: str, cached: tuple[str, ...], unr
         {"name": "Check the input and derive the domains", "ansible.builtin.include_role": {
             "name": "gpufabric.cluster.nvidia_imex", "tasks_from": "validate"}},
         {"name": "Render config.cfg and the nodes file", "ansible.builtin.include_role": {
-            "name": "gpufabric.cluster.nvidia_imex", "tasks_from": "configure"}}]}]
+            "name": "gpufabric.cluster.nvidia_imex", "tasks_from": "configure"},
+         # each tray's own unit drop-in and record, as on separate hosts (the drop-in names the tray's files)
+         "vars": {"__nvidia_imex_loaded_record_dropin": "{{ playbook_dir }}/{{ inventory_hostname }}/dropin.conf",
+                  "__nvidia_imex_loaded_record": "{{ playbook_dir }}/{{ inventory_hostname }}/loaded.sha256"}}]}]
     (workdir / "play.yml").write_text(yaml.safe_dump(play, sort_keys=False))
     return workdir
 
@@ -92,9 +96,7 @@ def run(workdir, *extra: str, playbook: str = "play.yml") -> tuple[int, str]:
                ANSIBLE_HOST_KEY_CHECKING="false", ANSIBLE_LOCALHOST_WARNING="false",
                ANSIBLE_CACHE_PLUGIN="jsonfile", ANSIBLE_CACHE_PLUGIN_CONNECTION=str(workdir / "facts"),
                ANSIBLE_LIBRARY=str(workdir / "library"))
-    fixture = {"__nvidia_imex_not_installed_in_check": True,
-               "__nvidia_imex_loaded_record_dropin": str(workdir / "dropin" / "50-gpufabric-loaded-config.conf"),
-               "__nvidia_imex_loaded_record": str(workdir / "loaded.sha256")}
+    fixture = {"__nvidia_imex_not_installed_in_check": True}
     if playbook.startswith("gpufabric.cluster."):
         command = [os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-i", str(workdir / "hosts.yml"),
                    playbook, "-e", f"gpufabric_report_dir={workdir / 'reports'}", *extra]
@@ -121,7 +123,8 @@ def test_a_run_limited_to_one_tray_writes_the_whole_domain_and_changes_nothing_o
     returncode, output = run(site, "--limit", "tray-02")
     assert returncode == 0, output[-3000:]
     assert list(recap(output)) == ["tray-02"], output[-3000:]
-    assert re.fullmatch(r"ok=\d+ changed=0 unreachable=0 failed=0", recap(output)["tray-02"]), output[-3000:]
+    changed = re.findall(r"TASK \[([^\]]*)\] \** (?:[^*]*? )?changed: \[tray-02\]", output)
+    assert re.fullmatch(r"ok=\d+ changed=0 unreachable=0 failed=0", recap(output)["tray-02"]), changed
     assert (site / "tray-02" / "nodes_config.cfg").read_text() == WHOLE_DOMAIN
 
 
