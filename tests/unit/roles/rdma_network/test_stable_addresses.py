@@ -46,6 +46,10 @@ PLAY = [{
     "environment": {"PATH": "{{ fake_bin }}:" + os.environ.get("PATH", "/usr/bin:/bin"),
                     "GPUFABRIC_TEST_LINKS": "{{ lookup('ansible.builtin.file', links ~ '/' ~ inventory_hostname) }}"},
     "tasks": [
+        # main.yml's shared facts step, then its own steps up to the record
+        {"name": "The ConnectX facts", "ansible.builtin.include_role": {
+            "name": "gpufabric.cluster._fabric_facts", "tasks_from": "gather"},
+         "vars": {"_fabric_facts_subsets": ["connectx"], "_fabric_facts_root": "{{ rdma_network_probe_root }}"}},
         *({"name": f"rdma_network {step}", "ansible.builtin.include_role": {
             "name": "gpufabric.cluster.rdma_network", "tasks_from": step}}
           for step in ("facts.yml", "validate.yml", "record.yml")),
@@ -193,11 +197,11 @@ def test_limited_runs_a_growing_inventory_and_refusals_keep_every_hosts_addresse
 
 
 def test_main_writes_the_record_after_the_plan_and_before_any_network_stack():
-    """The test above runs facts.yml, validate.yml and record.yml: main.yml runs them in that order, before the
-    network stack, so a refused plan leaves the record and every stack's files as they were."""
+    """The test above runs the shared facts step, facts.yml, validate.yml and record.yml: main.yml runs them in that
+    order, before the network stack, so a refused plan leaves the record and every stack's files as they were."""
     with open(os.path.join(os.path.dirname(__file__), "..", "..", "..", "..", "roles", "rdma_network", "tasks",
                            "main.yml"), encoding="utf-8") as handle:
         included = [task.get("ansible.builtin.include_tasks") or task["ansible.builtin.include_role"]["tasks_from"]
                     for task in yaml.safe_load(handle)]
-    assert included[1:5] == ["facts.yml", "validate.yml", "record.yml",
+    assert included[1:6] == ["gather", "facts.yml", "validate.yml", "record.yml",
                              "backend_{{ __rdma_network_backend | replace('-', '_') }}.yml"]
