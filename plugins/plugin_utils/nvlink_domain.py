@@ -130,8 +130,8 @@ def version_problems(members: Mapping[str, Mapping]) -> tuple[list[str], list[st
         imex = {name: imex_version(facts) for name, facts in members.items()}
         known = {name: version for name, version in imex.items() if version is not None}
         if len(set(known.values())) > 1:
-            problems.append(_differ("nvidia-imex", known) + " (peers of another version are !V!, communication "
-                                                             "disabled)")
+            suffix = " (peers of another version are !V!, communication disabled)"
+            problems.append(_differ("nvidia-imex", known) + suffix)
         absent = sorted(name for name in members if name not in installed)
         if absent:
             notes.append(f"nvidia-imex not installed on {_names(absent)} while other members have it")

@@ -40,10 +40,10 @@ def test_every_gpufabric_variable_the_playbooks_read_is_a_setting_or_a_result():
     texts = "\n".join(path.read_text(encoding="utf-8") for path in sorted((ROOT / "playbooks").rglob("*.yml")))
     read = set(re.findall(r"(?<![\w.'\"/-])(gpufabric_[a-z_]+)\b", texts))
     set_here = set(re.findall(r"^\s+(gpufabric_[a-z_]+):", texts, re.M))  # set_fact keys
-    groups = set(re.findall(r"['\"](gpufabric_[a-z_]+)['\"]", texts)) | set(re.findall(r"key: (gpufabric_[a-z_]+)",
-                                                                                        texts))
-    groups |= set(re.findall(r"&(gpufabric_[a-z_]+)", texts)) | set(re.findall(r"groups: \[(gpufabric_[a-z_]+)\]",
-                                                                                 texts))
+    groups = set(re.findall(r"['\"](gpufabric_[a-z_]+)['\"]", texts))
+    groups |= set(re.findall(r"key: (gpufabric_[a-z_]+)", texts))
+    groups |= set(re.findall(r"&(gpufabric_[a-z_]+)", texts))
+    groups |= set(re.findall(r"groups: \[(gpufabric_[a-z_]+)\]", texts))
     assert sorted(read - options - set_here - groups) == []
 
 
@@ -61,7 +61,7 @@ MODE_VARIABLES = {("nvidia_imex", "nvidia_imex_mode"): [], ("dra_driver", "dra_d
                   ("nvidia_driver", "nvidia_driver_imex_mode"): ["none"]}
 
 
-@pytest.mark.parametrize(("role", "name"), list(MODE_VARIABLES), ids=lambda item: str(item))
+@pytest.mark.parametrize(("role", "name"), list(MODE_VARIABLES), ids=str)
 def test_the_role_imex_modes_are_the_site_settings_choices(role, name):
     """Each role keeps choices in its spec (ansible-doc, and its own check when a role is applied alone); they are
     the site setting's, which the one Python constant is read from (plugin_utils/imex_config.py MODES)."""

@@ -116,9 +116,8 @@ def test_members_to_probe_names_the_members_lacking_facts_with_their_root_and_su
     ]
     # the preflight reads every subset of each member
     every = ["gpu", "connectx", "imex", "peermem", "network"]
-    assert [(probe["name"], probe["gather_subset"]) for probe in members_to_probe(hostvars, ["tray-1", "tray-3"],
-                                                                                   subsets=every)] == [
-        ("tray-1", every), ("tray-3", every)]
+    probes = members_to_probe(hostvars, ["tray-1", "tray-3"], subsets=every)
+    assert [(probe["name"], probe["gather_subset"]) for probe in probes] == [("tray-1", every), ("tray-3", every)]
 
 
 ADDRESSES = [f"10.0.0.{number}" for number in range(1, 40)]
