@@ -29,7 +29,7 @@ import inspect
 import math
 import re
 import typing as t
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping, Sequence, Set
 from urllib.parse import urlsplit
 
 from ansible.errors import AnsibleError, AnsibleFilterError
@@ -67,8 +67,8 @@ class ArgumentError(ValueError):
     """A filter argument of the wrong type or out of its range."""
 
 
-def _type_name(value: t.Any) -> str:
-    """The name an operator knows for the type of ``value`` (YAML words, not Python's)."""
+def type_name(value: t.Any) -> str:
+    """The name an operator knows for the type of ``value`` (YAML words, not Python's): ``a mapping``, ``null``."""
     if value is None:
         return "null"
     if isinstance(value, bool):
@@ -79,7 +79,7 @@ def _type_name(value: t.Any) -> str:
         return "a string"
     if isinstance(value, Mapping):
         return "a mapping"
-    if isinstance(value, Sequence):
+    if isinstance(value, (Sequence, Set)):
         return "a list"
     return type(value).__name__
 
@@ -101,20 +101,20 @@ def mapping(name: str, value: t.Any) -> Mapping:
     """``value`` when it is a mapping."""
     if isinstance(value, Mapping):
         return value
-    raise ArgumentError(f"{name} must be a mapping, got {_type_name(value)}")
+    raise ArgumentError(f"{name} must be a mapping, got {type_name(value)}")
 
 
 def sequence(name: str, value: t.Any) -> list:
     """``value`` as a list when it is a list or tuple; a string is refused, never iterated by character."""
     if isinstance(value, Sequence) and not isinstance(value, (str, bytes)):
         return list(value)
-    raise ArgumentError(f"{name} must be a list, got {_type_name(value)}")
+    raise ArgumentError(f"{name} must be a list, got {type_name(value)}")
 
 
 def text(name: str, value: t.Any, allow_empty: bool = False) -> str:
     """``value`` when it is a string (and not empty, unless ``allow_empty``)."""
     if not isinstance(value, str):
-        raise ArgumentError(f"{name} must be a string, got {_type_name(value)}")
+        raise ArgumentError(f"{name} must be a string, got {type_name(value)}")
     if not allow_empty and not value.strip():
         raise ArgumentError(f"{name} must not be empty")
     return value

@@ -19,22 +19,11 @@ from __future__ import annotations
 import os
 import typing as t
 
+from ansible_collections.gpufabric.cluster.plugins.plugin_utils.arguments import type_name
+
 
 class ReportDirError(ValueError):
     """A report directory setting that names no directory; the message names the variable."""
-
-
-def _kind(value: t.Any) -> str:
-    """The YAML word for the type of ``value``."""
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, (int, float)):
-        return "a number"
-    if isinstance(value, dict):
-        return "a mapping"
-    if isinstance(value, (list, tuple)):
-        return "a list"
-    return type(value).__name__
 
 
 def report_dir(value: t.Any, name: str = "gpufabric_report_dir") -> str:
@@ -43,7 +32,7 @@ def report_dir(value: t.Any, name: str = "gpufabric_report_dir") -> str:
         raise ReportDirError(f"{name} is null: set it to a directory on the controller, or leave it unset for "
                              "reports in the working directory")
     if not isinstance(value, str):
-        raise ReportDirError(f"{name} must be the path of a directory on the controller, got {_kind(value)}")
+        raise ReportDirError(f"{name} must be the path of a directory on the controller, got {type_name(value)}")
     if not value.strip():
         raise ReportDirError(f"{name} is empty: set it to a directory on the controller, or leave it unset for "
                              "reports in the working directory")

@@ -32,6 +32,7 @@ import yaml
 from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 from ansible.module_utils.errors import ArgumentValueError
 
+from ansible_collections.gpufabric.cluster.plugins.plugin_utils.arguments import type_name
 from ansible_collections.gpufabric.cluster.plugins.plugin_utils.report_dir import ReportDirError, report_dir
 
 # The collection's roles/, beside plugins/ (this file is plugins/plugin_utils/settings.py).
@@ -118,30 +119,13 @@ def suboption_defaults(role: str, name: str) -> dict:
     return {key: copy.deepcopy(spec.get("default")) for key, spec in (option(role, name).get("options") or {}).items()}
 
 
-def _kind(value: t.Any) -> str:
-    """The YAML word for the type of ``value``."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, (int, float)):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, Mapping):
-        return "a mapping"
-    if isinstance(value, (list, tuple, set, frozenset)):
-        return "a list"
-    return type(value).__name__
-
-
 def _shown(value: t.Any) -> str:
     """``value`` for a message: a short scalar as written, anything else by its kind (its content is never shown)."""
     if value is None or isinstance(value, (bool, int, float)):
         return json.dumps(value)
     if isinstance(value, str):
         return repr(value) if len(value) <= _SHOWN_TEXT else f"a string of {len(value)} characters"
-    return _kind(value)
+    return type_name(value)
 
 
 def _hosts(names: t.Sequence[str]) -> str:
@@ -188,11 +172,11 @@ def value_problems(name: str, spec: Mapping, value: t.Any, site: bool = False) -
             return [refusal] if refusal else []
     kind = str(spec.get("type") or "str")
     if kind in ("str", "path") and isinstance(value, (bool, Mapping, list, tuple, set, frozenset)):
-        return [f"{name} must be {_wanted(spec)}, got {_kind(value)}"]
+        return [f"{name} must be {_wanted(spec)}, got {type_name(value)}"]
     suboptions = spec.get("options")
     if kind == "dict" and suboptions and value is not None:
         if not isinstance(value, Mapping):
-            return [f"{name} must be a mapping of {', '.join(suboptions)}, got {_kind(value)}"]
+            return [f"{name} must be a mapping of {', '.join(suboptions)}, got {type_name(value)}"]
         problems = []
         for key, item in value.items():
             if key not in suboptions:
@@ -206,7 +190,7 @@ def value_problems(name: str, spec: Mapping, value: t.Any, site: bool = False) -
     try:
         result = ArgumentSpecValidator({"value": checked}).validate({"value": value})
     except Exception as exc:  # whatever the validator cannot take is no value of the variable
-        return [f"{name} must be {_wanted(spec)}, got {_kind(value)} ({type(exc).__name__})"]
+        return [f"{name} must be {_wanted(spec)}, got {type_name(value)} ({type(exc).__name__})"]
     errors = list(result.errors.errors)
     if not errors:
         return []
@@ -217,7 +201,7 @@ def value_problems(name: str, spec: Mapping, value: t.Any, site: bool = False) -
             outside = [item for item in converted or [] if item not in allowed]
             return [f"{name} must list only {', '.join(map(str, allowed))}, got {', '.join(map(_shown, outside))}"]
         return [f"{name} must be one of: {', '.join(map(str, allowed))}, got {_shown(value)}"]
-    return [f"{name} must be {_wanted(spec)}, got {_shown(value) if _kind(value) == 'a string' else _kind(value)}"]
+    return [f"{name} must be {_wanted(spec)}, got {_shown(value) if isinstance(value, str) else type_name(value)}"]
 
 
 def _known() -> tuple[dict[str, str], set[str]]:
@@ -242,7 +226,7 @@ def _key(value: t.Any) -> str:
 
 def _names(value: t.Any, what: str) -> list[str]:
     if isinstance(value, (str, bytes)) or not isinstance(value, (list, tuple)):
-        raise SettingsError(f"{what} must be a list of names, got {_kind(value)}")
+        raise SettingsError(f"{what} must be a list of names, got {type_name(value)}")
     names: list[str] = []
     for item in value:
         if not isinstance(item, str) or not item:
@@ -261,7 +245,7 @@ def settings_problems(hostvars: Mapping, hosts: t.Sequence[str], roles: t.Sequen
     known name. Raises :class:`SettingsError` when the arguments are not hostvars and lists of names.
     """
     if not isinstance(hostvars, Mapping):
-        raise SettingsError(f"the input must be hostvars, got {_kind(hostvars)}")
+        raise SettingsError(f"the input must be hostvars, got {type_name(hostvars)}")
     host_names = _names(hosts, "hosts")
     checked: dict[str, tuple[dict, bool]] = {}
     for role in _names(roles, "roles"):
