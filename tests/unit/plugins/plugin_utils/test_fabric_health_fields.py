@@ -85,18 +85,6 @@ GB200_CASES = [
 ]
 
 
-@pytest.mark.parametrize(("fields", "summary", "status", "said"), GB200_CASES)
-def test_each_field_of_a_gb200_gpu(tray_facts, fields, summary, status, said):
-    check = check_fabric_health(_with_health(tray_facts, "gb200_tray", 1, nvml_mask(**fields), summary))
-    assert check["status"] == status
-    if said is None:
-        assert check["message"].endswith("fabric health clean")
-    else:
-        assert check["message"].startswith("GPU 1: ")
-        assert said in check["message"]
-        assert "GPU 0" not in check["message"] and "GPU 2" not in check["message"]
-
-
 # An HGX H100 (no NVLink domain): the fields only a multi-node fabric has are judged only when NVML reports them.
 HGX_CASES = [
     ({"incorrect_configuration": 0, "partition_assigned": 0, "gfm_state": 0}, None, "pass", None),  # driver 570
@@ -114,14 +102,19 @@ HGX_CASES = [
 ]
 
 
-@pytest.mark.parametrize(("fields", "summary", "status", "said"), HGX_CASES)
-def test_each_field_of_an_hgx_gpu(tray_facts, fields, summary, status, said):
-    check = check_fabric_health(_with_health(tray_facts, "hgx_h100", 4, nvml_mask(**fields), summary))
+@pytest.mark.parametrize(("tree", "gpu", "fields", "summary", "status", "said"),
+                         [("gb200_tray", 1, *case) for case in GB200_CASES]
+                         + [("hgx_h100", 4, *case) for case in HGX_CASES])
+def test_each_field_of_one_gpu(tray_facts, tree, gpu, fields, summary, status, said):
+    """One GPU of the tree reports ``fields`` and ``summary``: the check says ``said`` of that GPU and no other."""
+    check = check_fabric_health(_with_health(tray_facts, tree, gpu, nvml_mask(**fields), summary))
     assert check["status"] == status
     if said is None:
         assert check["message"].endswith("fabric health clean")
     else:
-        assert check["message"].startswith("GPU 4: ") and said in check["message"]
+        assert check["message"].startswith(f"GPU {gpu}: ")
+        assert said in check["message"]
+        assert not any(f"GPU {other}" in check["message"] for other in range(8) if other != gpu)
 
 
 def test_a_gpu_with_a_clique_expects_a_partition_whatever_its_model(tray_facts):
