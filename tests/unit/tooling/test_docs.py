@@ -51,7 +51,7 @@ def _known_variables() -> set[str]:
 def _prefixes() -> tuple[str, ...]:
     """The variable prefixes of the collection: gpufabric_ and every public role's name."""
     roles = [os.path.basename(path) for path in glob.glob(os.path.join(ROOT, "roles", "*"))]
-    return ("gpufabric_",) + tuple(f"{role}_" for role in roles if not role.startswith("_") and role != "gpufabric")
+    return ("gpufabric_", *(f"{role}_" for role in roles if not role.startswith("_") and role != "gpufabric"))
 
 
 def test_the_readme_is_short_and_keeps_the_quick_start_commands():
@@ -62,7 +62,7 @@ def test_the_readme_is_short_and_keeps_the_quick_start_commands():
 
 def test_no_measurement_in_the_readme_contributing_or_the_guides():
     found = []
-    for path in [README, CONTRIBUTING] + GUIDES:
+    for path in [README, CONTRIBUTING, *GUIDES]:
         for number, line in enumerate(_read(path).splitlines(), start=1):
             found += [f"{os.path.relpath(path, ROOT)}:{number}: {match.group(0)!r}"
                       for match in MEASUREMENT.finditer(line)]
@@ -97,7 +97,7 @@ def test_every_variable_named_for_operators_exists():
     known, prefixes = _known_variables(), _prefixes()
     pattern = re.compile(r"\b(?:" + "|".join(map(re.escape, prefixes)) + r")\w+")
     unknown = []
-    for path in [README] + GUIDES:
+    for path in [README, *GUIDES]:
         unknown += [f"{os.path.relpath(path, ROOT)}: {name}" for name in sorted(set(pattern.findall(_read(path))))
                     if name not in known]
     assert not unknown, "\n".join(unknown)
