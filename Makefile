@@ -86,9 +86,11 @@ lint: test-venv collection build ## ruff, yamllint, ansible-lint (production), d
 
 # antsibull-docs reads the collection where .build/collections lays it out as ansible_collections/gpufabric/cluster;
 # it renders every module's, filter's, callback's and role's docs as the docs site would and checks the markup and
-# the references (to this collection's plugins and roles, and to those of the collections galaxy.yml names).
-docs-lint: test-venv collection ## antsibull-docs lint-collection-docs --plugin-docs; antsibull-changelog lint (the fragments)
-	ANSIBLE_HOME=$(BUILD) $(BIN)/antsibull-docs lint-collection-docs --plugin-docs $(LINK)
+# the references (to this collection's plugins and roles, and to those of the collections galaxy.yml names); it lints
+# the guides of docs/docsite/ (extra-docs.yml and rst/*.rst: labels, markup, and with --check-extra-docs-refs their
+# references to plugins and roles) the same way.
+docs-lint: test-venv collection ## antsibull-docs lint-collection-docs --plugin-docs --check-extra-docs-refs; antsibull-changelog lint (the fragments)
+	ANSIBLE_HOME=$(BUILD) $(BIN)/antsibull-docs lint-collection-docs --plugin-docs --check-extra-docs-refs $(LINK)
 	$(BIN)/antsibull-changelog lint
 
 # TEST FIXTURE of the test tiers (tests/zipimport_cache): every Python a tier starts on the controller, the modules
@@ -141,7 +143,7 @@ docs: $(DOCS_VENV) collection ## build the docs site into .build/docs/build/html
 
 # changelogs/changelog.yaml has no release yet, so `antsibull-changelog generate` has nothing to write: this renders
 # what the next release's CHANGELOG.md will say, by `antsibull-changelog release` on a copy of the tree (the release
-# itself consumes the fragments; README, "Changelog").
+# itself consumes the fragments; CONTRIBUTING.md, "Changelog").
 CHANGELOG_DIR := $(BUILD)/changelog/ansible_collections/gpufabric/cluster
 
 changelog: test-venv ## render the unreleased changes from changelogs/fragments into .build/CHANGELOG.md

@@ -43,10 +43,11 @@ def _builder(*args: str, cwd: str) -> str:
 
 @pytest.fixture(scope="module")
 def context(tmp_path_factory):
-    """The README's way: the definition and the files it names, from the collection root, into a context.
+    """The guide's way: the definition and the files it names, from the collection root, into a context.
 
-    The file is named: ansible-builder writes a Containerfile where podman is on PATH and a Dockerfile where only
-    docker is, as on a fresh machine before the molecule tier installs podman.
+    As docs/docsite/rst/automation_platform.rst builds it. The file is named: ansible-builder writes a Containerfile
+    where podman is on PATH and a Dockerfile where only docker is, as on a fresh machine before the molecule tier
+    installs podman.
     """
     work = tmp_path_factory.mktemp("ee")
     shutil.copy(os.path.join(ROOT, "meta", "execution-environment.yml"), work / "execution-environment.yml")
