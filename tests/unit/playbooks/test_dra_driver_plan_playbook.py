@@ -12,17 +12,13 @@ installed release; no cluster is needed for these steps.
 
 from __future__ import annotations
 
-import os
-import subprocess
 import sys
 
 import pytest
 import yaml
 
-import ansible_collections
+from ansible_collections.gpufabric.cluster.tests.unit.playbooks.runner import ansible_playbook
 
-COLLECTIONS_PATH = next(os.path.dirname(path) for path in ansible_collections.__path__
-                        if os.path.isdir(os.path.join(path, "gpufabric", "cluster")))
 REFUSAL = ("dra_driver_upgrade: refusing to downgrade the DRA driver from dra-driver-nvidia-gpu 0.6.0 to "
            "dra-driver-nvidia-gpu 0.4.0, nothing changed: upstream upgrades forward only (the kubelet plugin "
            "checkpoint and the ComputeDomain API of a newer release may not be read back by an older one); set "
@@ -46,11 +42,9 @@ def run_plan(workdir, helm, *extra: str) -> tuple[int, str]:
     ]
     play = [{"name": "DRA driver plan", "hosts": "localhost", "gather_facts": False, "tasks": tasks}]
     (workdir / "play.yml").write_text(yaml.safe_dump(play, sort_keys=False))
-    env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=COLLECTIONS_PATH, ANSIBLE_NOCOLOR="1",
-               ANSIBLE_LOCALHOST_WARNING="false")
-    command = [os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-i", "localhost,", "-c", "local",
-               "-e", f"ansible_python_interpreter={sys.executable}", str(workdir / "play.yml"), *extra]
-    completed = subprocess.run(command, capture_output=True, text=True, env=env, cwd=str(workdir), check=False)
+    completed = ansible_playbook(["-i", "localhost,", "-c", "local", "-e",
+                                  f"ansible_python_interpreter={sys.executable}", str(workdir / "play.yml"), *extra],
+                                 workdir)
     return completed.returncode, " ".join((completed.stdout + completed.stderr).split())
 
 

@@ -11,17 +11,13 @@ dropped the others'). Run for real by ansible-playbook on a local host reading a
 from __future__ import annotations
 
 import json
-import os
 import re
-import subprocess
 import sys
 
 import yaml
 
-import ansible_collections
+from ansible_collections.gpufabric.cluster.tests.unit.playbooks.runner import ansible_playbook
 
-COLLECTIONS_PATH = next(os.path.dirname(path) for path in ansible_collections.__path__
-                        if os.path.isdir(os.path.join(path, "gpufabric", "cluster")))
 STEP = "TASK [gpufabric.cluster._fabric_facts : Gather the fabric facts this run has not gathered yet]"
 
 
@@ -41,11 +37,8 @@ def test_the_step_probes_only_what_is_missing_and_keeps_what_is_there(host_trees
     tasks = [step(["gpu"], root), show(), step(["gpu"], root), show(), step(["peermem", "gpu"], root), show()]
     (tmp_path / "play.yml").write_text(yaml.safe_dump([{"name": "Facts step", "hosts": "localhost",
                                                         "gather_facts": False, "tasks": tasks}], sort_keys=False))
-    env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=COLLECTIONS_PATH, ANSIBLE_NOCOLOR="1",
-               ANSIBLE_LOCALHOST_WARNING="false")
-    command = [os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-i", "localhost,", "-c", "local",
-               "-e", f"ansible_python_interpreter={sys.executable}", str(tmp_path / "play.yml")]
-    completed = subprocess.run(command, capture_output=True, text=True, env=env, cwd=str(tmp_path), check=False)
+    completed = ansible_playbook(["-i", "localhost,", "-c", "local", "-e",
+                                  f"ansible_python_interpreter={sys.executable}", str(tmp_path / "play.yml")], tmp_path)
     output = " ".join((completed.stdout + completed.stderr).split())
     assert completed.returncode == 0, output[-3000:]
     runs = re.findall(re.escape(STEP) + r" \** (ok|skipping|changed)", output)

@@ -19,19 +19,15 @@ test (the unit drop-in and its record too: the trays share this machine).
 from __future__ import annotations
 
 import json
-import os
 import re
-import subprocess
 import sys
 
 import pytest
 import yaml
 from fixtures.recorded_nvml import recorded_facts
 
-import ansible_collections
+from ansible_collections.gpufabric.cluster.tests.unit.playbooks.runner import ansible_playbook
 
-COLLECTIONS_PATH = next(os.path.dirname(path) for path in ansible_collections.__path__
-                        if os.path.isdir(os.path.join(path, "gpufabric", "cluster")))
 TRAYS = {"tray-01": "10.0.0.11", "tray-02": "10.0.0.2", "tray-03": "10.0.0.3"}
 WHOLE_DOMAIN = "10.0.0.2\n10.0.0.3\n10.0.0.11\n"
 # TEST FIXTURE module of the run that fills the fact cache: returns the recorded tray's facts as fabric_facts would.
@@ -92,18 +88,14 @@ def make_site(workdir, tray_facts: dict, root: str, cached: tuple[str, ...], unr
 
 
 def run(workdir, *extra: str, playbook: str = "play.yml") -> tuple[int, str]:
-    env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=COLLECTIONS_PATH, ANSIBLE_NOCOLOR="1",
-               ANSIBLE_HOST_KEY_CHECKING="false", ANSIBLE_LOCALHOST_WARNING="false",
-               ANSIBLE_CACHE_PLUGIN="jsonfile", ANSIBLE_CACHE_PLUGIN_CONNECTION=str(workdir / "facts"),
-               ANSIBLE_LIBRARY=str(workdir / "library"))
+    env = {"ANSIBLE_CACHE_PLUGIN": "jsonfile", "ANSIBLE_CACHE_PLUGIN_CONNECTION": str(workdir / "facts"),
+           "ANSIBLE_LIBRARY": str(workdir / "library")}
     fixture = {"__nvidia_imex_not_installed_in_check": True}
     if playbook.startswith("gpufabric.cluster."):
-        command = [os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-i", str(workdir / "hosts.yml"),
-                   playbook, "-e", f"gpufabric_report_dir={workdir / 'reports'}", *extra]
+        arguments = [playbook, "-e", f"gpufabric_report_dir={workdir / 'reports'}"]
     else:
-        command = [os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-i", str(workdir / "hosts.yml"),
-                   str(workdir / playbook), "-e", json.dumps(fixture), *extra]
-    completed = subprocess.run(command, capture_output=True, text=True, env=env, cwd=str(workdir), check=False)
+        arguments = [str(workdir / playbook), "-e", json.dumps(fixture)]
+    completed = ansible_playbook(["-i", str(workdir / "hosts.yml"), *arguments, *extra], workdir, env=env)
     return completed.returncode, " ".join((completed.stdout + completed.stderr).split())
 
 

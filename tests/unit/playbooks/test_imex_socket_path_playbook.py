@@ -10,17 +10,13 @@ that can fail on the socket path.
 
 from __future__ import annotations
 
-import os
-import subprocess
 import sys
 
 import pytest
 import yaml
 
-import ansible_collections
+from ansible_collections.gpufabric.cluster.tests.unit.playbooks.runner import ansible_playbook
 
-COLLECTIONS_PATH = next(os.path.dirname(path) for path in ansible_collections.__path__
-                        if os.path.isdir(os.path.join(path, "gpufabric", "cluster")))
 REFUSED = "lies under /tmp, which every local user may write"
 
 
@@ -29,13 +25,10 @@ def run_nvidia_imex(workdir, root: str, socket: str) -> tuple[int, str]:
     play = [{"name": "Socket path", "hosts": "localhost", "gather_facts": True,
              "tasks": [{"name": "Run nvidia_imex", "ansible.builtin.include_role": role}]}]
     (workdir / "play.yml").write_text(yaml.safe_dump(play, sort_keys=False))
-    env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=COLLECTIONS_PATH, ANSIBLE_NOCOLOR="1",
-               ANSIBLE_LOCALHOST_WARNING="false")
-    command = [os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-i", "localhost,", "-c", "local",
-               "--check", "-e", f"ansible_python_interpreter={sys.executable}", "-e", f"gpufabric_probe_root={root}",
-               "-e", "nvidia_imex_mode=dra_host_managed", "-e", f"nvidia_imex_socket_path={socket}",
-               str(workdir / "play.yml")]
-    completed = subprocess.run(command, capture_output=True, text=True, env=env, cwd=str(workdir), check=False)
+    completed = ansible_playbook(["-i", "localhost,", "-c", "local", "--check", "-e",
+                                  f"ansible_python_interpreter={sys.executable}", "-e", f"gpufabric_probe_root={root}",
+                                  "-e", "nvidia_imex_mode=dra_host_managed", "-e", f"nvidia_imex_socket_path={socket}",
+                                  str(workdir / "play.yml")], workdir)
     return completed.returncode, " ".join((completed.stdout + completed.stderr).split())
 
 

@@ -14,15 +14,12 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import subprocess
 import sys
 
 import yaml
 
-import ansible_collections
+from ansible_collections.gpufabric.cluster.tests.unit.playbooks.runner import COLLECTIONS_PATH, ansible_playbook
 
-COLLECTIONS_PATH = next(os.path.dirname(path) for path in ansible_collections.__path__
-                        if os.path.isdir(os.path.join(path, "gpufabric", "cluster")))
 ROLE = os.path.join(COLLECTIONS_PATH, "ansible_collections", "gpufabric", "cluster", "roles", "_nvidia_repository")
 URL = "https://developer.download.nvidia.com/compute/cuda/repos/debian12/x86_64/"
 FACTS = ("__nvidia_repository_name", "__nvidia_repository_keyring", "__nvidia_repository_sources",
@@ -38,11 +35,9 @@ def run_names(workdir, **variables) -> dict:
             "msg": "FACTS {{ dict(query('varnames', '^__nvidia_repository_')"
                    " | zip(query('varnames', '^__nvidia_repository_') | map('extract', vars))) | to_json }}"}}]}]
     (workdir / "play.yml").write_text(yaml.safe_dump(play, sort_keys=False))
-    env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=COLLECTIONS_PATH, ANSIBLE_NOCOLOR="1",
-               ANSIBLE_LOCALHOST_WARNING="false", ANSIBLE_STDOUT_CALLBACK="ansible.builtin.default")
-    command = [os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-i", "localhost,", "-c", "local",
-               "-e", f"ansible_python_interpreter={sys.executable}", str(workdir / "play.yml")]
-    completed = subprocess.run(command, capture_output=True, text=True, env=env, cwd=str(workdir), check=False)
+    completed = ansible_playbook(["-i", "localhost,", "-c", "local", "-e",
+                                  f"ansible_python_interpreter={sys.executable}", str(workdir / "play.yml")], workdir,
+                                 env={"ANSIBLE_STDOUT_CALLBACK": "ansible.builtin.default"})
     output = completed.stdout + completed.stderr
     assert completed.returncode == 0, output
     line = next(line for line in output.splitlines() if '"msg": "FACTS ' in line)

@@ -11,41 +11,28 @@ their facts as the host phase left them.
 from __future__ import annotations
 
 import json
-import os
 import re
-import subprocess
-import sys
 
 import pytest
-import yaml
 
-import ansible_collections
-
-COLLECTIONS_PATH = next(os.path.dirname(path) for path in ansible_collections.__path__
-                        if os.path.isdir(os.path.join(path, "gpufabric", "cluster")))
+from ansible_collections.gpufabric.cluster.tests.unit.playbooks.runner import (
+    ansible_playbook,
+    write_local_hosts_inventory,
+)
 
 
 @pytest.fixture(scope="module")
 def fleet(host_trees, tmp_path_factory):
     """Three local GPU hosts reading recorded trees."""
-    workdir = tmp_path_factory.mktemp("one-pass")
-    hosts = {"hgx": "hgx_h100", "broken": "broken_node", "plain": "no_nvidia"}
-    inventory = {"all": {"children": {"gpu_nodes": {"hosts": {
-        name: {"ansible_connection": "local", "ansible_python_interpreter": sys.executable,
-               "gpufabric_probe_root": host_trees[tree]}
-        for name, tree in hosts.items()}}}}}
-    (workdir / "hosts.yml").write_text(yaml.safe_dump(inventory))
-    return workdir
+    return write_local_hosts_inventory(tmp_path_factory.mktemp("one-pass"), host_trees,
+                                       {"hgx": "hgx_h100", "broken": "broken_node", "plain": "no_nvidia"}, "gpu_nodes")
 
 
 def run(workdir, name: str, playbook: str, *extra: str) -> tuple[int, str, dict | None]:
     reports = workdir / name
-    env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=COLLECTIONS_PATH, ANSIBLE_NOCOLOR="1",
-               ANSIBLE_HOST_KEY_CHECKING="false", ANSIBLE_LOCALHOST_WARNING="false",
-               KUBECONFIG=str(workdir / "no-kubeconfig"))
-    command = [os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-i", str(workdir / "hosts.yml"),
-               playbook, "-e", f"gpufabric_report_dir={reports}", "-e", '{"gpufabric_host_roles": []}', *extra]
-    completed = subprocess.run(command, capture_output=True, text=True, env=env, cwd=str(workdir), check=False)
+    completed = ansible_playbook(["-i", str(workdir / "hosts.yml"), playbook, "-e", f"gpufabric_report_dir={reports}",
+                                  "-e", '{"gpufabric_host_roles": []}', *extra], workdir,
+                                 env={"KUBECONFIG": str(workdir / "no-kubeconfig")})
     summary = reports / "site-summary.json"
     return (completed.returncode, " ".join((completed.stdout + completed.stderr).split()),
             json.loads(summary.read_text()) if summary.is_file() else None)

@@ -13,37 +13,27 @@ from __future__ import annotations
 import json
 import os
 import re
-import subprocess
 import sys
 
 import pytest
 import yaml
 
-import ansible_collections
-
-COLLECTIONS_PATH = next(os.path.dirname(path) for path in ansible_collections.__path__
-                        if os.path.isdir(os.path.join(path, "gpufabric", "cluster")))
+from ansible_collections.gpufabric.cluster.tests.unit.playbooks.runner import (
+    ansible_playbook,
+    write_local_hosts_inventory,
+)
 
 
 @pytest.fixture(scope="module")
 def fleet(host_trees, tmp_path_factory):
     """An inventory of three local hosts, each probing its own recorded tree."""
-    workdir = tmp_path_factory.mktemp("preflight")
-    hosts = {"hgx": "hgx_h100", "broken": "broken_node", "plain": "no_nvidia"}
-    inventory = {"all": {"hosts": {
-        name: {"ansible_connection": "local", "ansible_python_interpreter": sys.executable,
-               "gpufabric_probe_root": host_trees[tree]}
-        for name, tree in hosts.items()}}}
-    (workdir / "hosts.yml").write_text(yaml.safe_dump(inventory))
-    return workdir
+    return write_local_hosts_inventory(tmp_path_factory.mktemp("preflight"), host_trees,
+                                       {"hgx": "hgx_h100", "broken": "broken_node", "plain": "no_nvidia"})
 
 
 def run_preflight(workdir, *extra, env=None):
-    env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=COLLECTIONS_PATH, ANSIBLE_NOCOLOR="1",
-               ANSIBLE_HOST_KEY_CHECKING="false", ANSIBLE_LOCALHOST_WARNING="false", **(env or {}))
-    command = [os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-i", str(workdir / "hosts.yml"),
-               "gpufabric.cluster.preflight", "-e", f"gpufabric_report_dir={workdir / 'reports'}", *extra]
-    return subprocess.run(command, capture_output=True, text=True, env=env, cwd=str(workdir), check=False)
+    return ansible_playbook(["-i", str(workdir / "hosts.yml"), "gpufabric.cluster.preflight", "-e",
+                             f"gpufabric_report_dir={workdir / 'reports'}", *extra], workdir, env={**(env or {})})
 
 
 def test_report_written_and_run_passes(fleet):
@@ -200,14 +190,11 @@ def test_imported_elsewhere_it_reads_the_settings_spec(fleet, tmp_path):
     (tmp_path / "elsewhere").mkdir()
     playbook = tmp_path / "elsewhere" / "bringup.yml"
     playbook.write_text("- ansible.builtin.import_playbook: gpufabric.cluster.preflight\n", encoding="utf-8")
-    env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=COLLECTIONS_PATH, ANSIBLE_NOCOLOR="1")
-    command = [os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-i", str(fleet / "hosts.yml"),
-               str(playbook), "-e", f"gpufabric_report_dir={tmp_path / 'reports'}"]
-    good = subprocess.run(command, capture_output=True, text=True, env=env, cwd=str(tmp_path), check=False)
+    arguments = ["-i", str(fleet / "hosts.yml"), str(playbook), "-e", f"gpufabric_report_dir={tmp_path / 'reports'}"]
+    good = ansible_playbook(arguments, tmp_path)
     assert good.returncode == 0, good.stdout + good.stderr
     assert (tmp_path / "reports" / "preflight.json").is_file()
-    bad = subprocess.run([*command, "-e", '{"gpufabric_imex_mode": "bogus"}'], capture_output=True, text=True,
-                         env=env, cwd=str(tmp_path), check=False)
+    bad = ansible_playbook([*arguments, "-e", '{"gpufabric_imex_mode": "bogus"}'], tmp_path)
     assert bad.returncode != 0
     assert "must be one of: host, dra, dra_host_managed" in " ".join(bad.stdout.split()), bad.stdout
 

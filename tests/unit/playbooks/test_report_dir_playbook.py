@@ -15,16 +15,13 @@ from __future__ import annotations
 import json
 import os
 import stat
-import subprocess
 import sys
 
 import pytest
 import yaml
 
-import ansible_collections
+from ansible_collections.gpufabric.cluster.tests.unit.playbooks.runner import ansible_playbook
 
-COLLECTIONS_PATH = next(os.path.dirname(path) for path in ansible_collections.__path__
-                        if os.path.isdir(os.path.join(path, "gpufabric", "cluster")))
 ROOT_REPORTS = [os.path.join(os.sep, name) for name in (
     "preflight.json", "preflight.md", "preflight.html", "site-summary.json", "site-summary.md", "validation.json",
     "validation.md", "validation.html", "reports")]
@@ -64,14 +61,11 @@ def tree(directory):
 
 def run(workdir, playbook, *extra, inventory=True):
     """ansible-playbook in ``workdir``, with PWD naming another directory (as a subprocess or a cron job may)."""
-    env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=COLLECTIONS_PATH, ANSIBLE_NOCOLOR="1",
-               ANSIBLE_HOST_KEY_CHECKING="false", ANSIBLE_LOCALHOST_WARNING="false",
-               ANSIBLE_INVENTORY_UNPARSED_WARNING="false", PWD=str(workdir.parent / "stale-pwd"),
-               KUBECONFIG=str(workdir.parent / "no-kubeconfig"))
+    env = {"ANSIBLE_INVENTORY_UNPARSED_WARNING": "false", "PWD": str(workdir.parent / "stale-pwd"),
+           "KUBECONFIG": str(workdir.parent / "no-kubeconfig")}
     hosts = ["-i", str(workdir / "hosts.yml")] if inventory else ["-i", "localhost,", "-c", "local", "-e",
                                                                   f"ansible_python_interpreter={sys.executable}"]
-    command = [os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), *hosts, playbook, *extra]
-    completed = subprocess.run(command, capture_output=True, text=True, env=env, cwd=str(workdir), check=False)
+    completed = ansible_playbook([*hosts, playbook, *extra], workdir, env=env)
     return completed.returncode, " ".join((completed.stdout + completed.stderr).split())
 
 

@@ -8,16 +8,13 @@ server cannot be reached, it reports that a run would fetch the key; a real run 
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 
 import yaml
 
-import ansible_collections
+from ansible_collections.gpufabric.cluster.tests.unit.playbooks.runner import ansible_playbook
 
-COLLECTIONS_PATH = next(os.path.dirname(path) for path in ansible_collections.__path__
-                        if os.path.isdir(os.path.join(path, "gpufabric", "cluster")))
 # Nothing listens on the discard port: the connection is refused at once. A mirror's key URL may carry
 # credentials: every message shows it redacted.
 UNREACHABLE = "http://mirror-user:mirror-s3cr3t@127.0.0.1:9/3bf863cc.pub"
@@ -37,11 +34,8 @@ def run_key(workdir, key_url: str, *extra: str) -> subprocess.CompletedProcess:
         {"name": "Show what the caller reads", "ansible.builtin.debug": {
             "msg": "unreachable={{ __nvidia_repository_key_unreachable }}"}}]}]
     (workdir / "play.yml").write_text(yaml.safe_dump(play, sort_keys=False))
-    env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=COLLECTIONS_PATH, ANSIBLE_NOCOLOR="1",
-               ANSIBLE_LOCALHOST_WARNING="false")
-    command = [os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-i", "localhost,", "-c", "local",
-               "-e", f"ansible_python_interpreter={sys.executable}", str(workdir / "play.yml"), *extra]
-    return subprocess.run(command, capture_output=True, text=True, env=env, cwd=str(workdir), check=False)
+    return ansible_playbook(["-i", "localhost,", "-c", "local", "-e", f"ansible_python_interpreter={sys.executable}",
+                             str(workdir / "play.yml"), *extra], workdir)
 
 
 def test_check_mode_reports_a_key_it_cannot_reach_as_would_fetch(tmp_path):

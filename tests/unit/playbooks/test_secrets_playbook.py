@@ -25,11 +25,9 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import ansible_collections
 from ansible_collections.gpufabric.cluster.tests.unit.playbooks.fake_helm import make_fake_helm
+from ansible_collections.gpufabric.cluster.tests.unit.playbooks.runner import ansible_playbook
 
-COLLECTIONS_PATH = next(os.path.dirname(path) for path in ansible_collections.__path__
-                        if os.path.isdir(os.path.join(path, "gpufabric", "cluster")))
 USER, PASSWORD = "fabric", "s3cr3t-never-logged-91d4"
 URL = f"https://{USER}:{PASSWORD}@charts.example.com/nvidia"
 TOKEN = "kubeconfig-token-never-logged-5e2a"
@@ -45,12 +43,11 @@ def run_play(workdir, tasks: list, *extra: str) -> tuple[subprocess.CompletedPro
     reports = workdir / "reports"
     play = [{"name": "Shared Helm steps", "hosts": "localhost", "gather_facts": False, "tasks": tasks}]
     (workdir / "play.yml").write_text(yaml.safe_dump(play, sort_keys=False))
-    env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=COLLECTIONS_PATH, ANSIBLE_NOCOLOR="1",
-               ANSIBLE_LOCALHOST_WARNING="false", ANSIBLE_CALLBACKS_ENABLED="gpufabric.cluster.change_summary",
-               GPUFABRIC_REPORT_DIR=str(reports))
-    command = [os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-i", "localhost,", "-c", "local",
-               "-e", f"ansible_python_interpreter={sys.executable}", "-vvv", str(workdir / "play.yml"), *extra]
-    completed = subprocess.run(command, capture_output=True, text=True, env=env, cwd=str(workdir), check=False)
+    completed = ansible_playbook(["-i", "localhost,", "-c", "local", "-e",
+                                  f"ansible_python_interpreter={sys.executable}", "-vvv", str(workdir / "play.yml"),
+                                  *extra], workdir,
+                                 env={"ANSIBLE_CALLBACKS_ENABLED": "gpufabric.cluster.change_summary",
+                                      "GPUFABRIC_REPORT_DIR": str(reports)})
     written = "".join(path.read_text() for path in sorted(reports.glob("*"))) if reports.is_dir() else ""
     return completed, completed.stdout + completed.stderr + written
 

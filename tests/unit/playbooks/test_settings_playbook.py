@@ -14,17 +14,13 @@ switch was false in one playbook and its default in another).
 
 from __future__ import annotations
 
-import os
-import subprocess
 import sys
 
 import pytest
 import yaml
 
-import ansible_collections
+from ansible_collections.gpufabric.cluster.tests.unit.playbooks.runner import ansible_playbook
 
-COLLECTIONS_PATH = next(os.path.dirname(path) for path in ansible_collections.__path__
-                        if os.path.isdir(os.path.join(path, "gpufabric", "cluster")))
 # What no run with a bad setting may reach: a probe, a host role, a cluster or validation role, a report.
 NOTHING_RAN = ("TASK [Gather the GPU fabric facts of every host]", "TASK [gpufabric.cluster.nvidia_", "TASK [Write",
                "TASK [gpufabric.cluster.gpu_operator", "TASK [gpufabric.cluster.validate_",
@@ -48,12 +44,9 @@ def write_inventory(workdir, host_trees, extra_hgx: dict | None = None) -> None:
 
 
 def run(workdir, playbook: str, *extra: str) -> tuple[int, str]:
-    env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=COLLECTIONS_PATH, ANSIBLE_NOCOLOR="1",
-               ANSIBLE_HOST_KEY_CHECKING="false", ANSIBLE_LOCALHOST_WARNING="false",
-               KUBECONFIG=str(workdir / "no-kubeconfig"))
-    command = [os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-i", str(workdir / "hosts.yml"),
-               *PLAYBOOKS.get(playbook, (playbook,)), "-e", f"gpufabric_report_dir={workdir / 'reports'}", *extra]
-    completed = subprocess.run(command, capture_output=True, text=True, env=env, cwd=str(workdir), check=False)
+    completed = ansible_playbook(["-i", str(workdir / "hosts.yml"), *PLAYBOOKS.get(playbook, (playbook,)), "-e",
+                                  f"gpufabric_report_dir={workdir / 'reports'}", *extra], workdir,
+                                 env={"KUBECONFIG": str(workdir / "no-kubeconfig")})
     return completed.returncode, " ".join((completed.stdout + completed.stderr).split())
 
 
@@ -109,10 +102,6 @@ def test_a_setting_built_on_the_inventory_directory_passes_the_check(host_trees,
     (inventory / "group_vars").mkdir(parents=True)
     write_inventory(inventory, host_trees)
     (inventory / "group_vars" / "all.yml").write_text('gpufabric_report_dir: "{{ inventory_dir }}/reports"\n')
-    env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=COLLECTIONS_PATH, ANSIBLE_NOCOLOR="1",
-               ANSIBLE_LOCALHOST_WARNING="false")
-    command = [os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-i", str(inventory),
-               "gpufabric.cluster.preflight"]
-    completed = subprocess.run(command, capture_output=True, text=True, env=env, cwd=str(tmp_path), check=False)
+    completed = ansible_playbook(["-i", str(inventory), "gpufabric.cluster.preflight"], tmp_path)
     assert completed.returncode == 0, (completed.stdout + completed.stderr)[-3000:]
     assert (inventory / "reports" / "preflight.json").is_file()

@@ -16,30 +16,24 @@ get as far as the Kubernetes API, which is not there.
 
 from __future__ import annotations
 
-import os
 import re
-import subprocess
 import sys
 
 import pytest
 import yaml
 
-import ansible_collections
 from ansible_collections.gpufabric.cluster.tests.unit.playbooks.fake_helm import make_fake_helm
+from ansible_collections.gpufabric.cluster.tests.unit.playbooks.runner import ansible_playbook
 
-COLLECTIONS_PATH = next(os.path.dirname(path) for path in ansible_collections.__path__
-                        if os.path.isdir(os.path.join(path, "gpufabric", "cluster")))
 CHARTS = {"gpu_operator": ("gpu-operator", "v26.7.0"), "network_operator": ("network-operator", "v26.4.1"),
           "dra_driver": ("dra-driver-nvidia-gpu", "0.4.1")}
 
 
 def run(workdir, playbook: str, *extra: str) -> tuple[int, str]:
-    env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=COLLECTIONS_PATH, ANSIBLE_NOCOLOR="1",
-               ANSIBLE_LOCALHOST_WARNING="false", KUBECONFIG=str(workdir / "no-kubeconfig"))
-    command = [os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-i", "localhost,", "-c", "local",
-               "-e", f"ansible_python_interpreter={sys.executable}",
-               "-e", f"gpufabric_report_dir={workdir / 'reports'}", playbook, *extra]
-    completed = subprocess.run(command, capture_output=True, text=True, env=env, cwd=str(workdir), check=False)
+    completed = ansible_playbook(["-i", "localhost,", "-c", "local", "-e",
+                                  f"ansible_python_interpreter={sys.executable}", "-e",
+                                  f"gpufabric_report_dir={workdir / 'reports'}", playbook, *extra], workdir,
+                                 env={"KUBECONFIG": str(workdir / "no-kubeconfig")})
     return completed.returncode, " ".join((completed.stdout + completed.stderr).split())
 
 

@@ -13,41 +13,30 @@ NVIDIA hardware.
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 
 import pytest
 import yaml
 
-import ansible_collections
-
-COLLECTIONS_PATH = next(os.path.dirname(path) for path in ansible_collections.__path__
-                        if os.path.isdir(os.path.join(path, "gpufabric", "cluster")))
+from ansible_collections.gpufabric.cluster.tests.unit.playbooks.runner import (
+    ansible_playbook,
+    write_local_hosts_inventory,
+)
 
 
 @pytest.fixture(scope="module")
 def fleet(host_trees, tmp_path_factory):
     """An inventory of three local GPU hosts, each probing its own recorded tree."""
-    workdir = tmp_path_factory.mktemp("site")
-    hosts = {"hgx": "hgx_h100", "broken": "broken_node", "plain": "no_nvidia"}
-    inventory = {"all": {"children": {"gpu_nodes": {"hosts": {
-        name: {"ansible_connection": "local", "ansible_python_interpreter": sys.executable,
-               "gpufabric_probe_root": host_trees[tree]}
-        for name, tree in hosts.items()}}}}}
-    (workdir / "hosts.yml").write_text(yaml.safe_dump(inventory))
-    return workdir
+    return write_local_hosts_inventory(tmp_path_factory.mktemp("site"), host_trees,
+                                       {"hgx": "hgx_h100", "broken": "broken_node", "plain": "no_nvidia"}, "gpu_nodes")
 
 
 def run_site(workdir, name, *extra):
     reports = workdir / name
-    env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=COLLECTIONS_PATH, ANSIBLE_NOCOLOR="1",
-               ANSIBLE_HOST_KEY_CHECKING="false", ANSIBLE_LOCALHOST_WARNING="false",
-               ANSIBLE_CALLBACKS_ENABLED="gpufabric.cluster.change_summary", GPUFABRIC_REPORT_DIR=str(reports))
-    command = [os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-i", str(workdir / "hosts.yml"),
-               "gpufabric.cluster.site", "--tags", "preflight,hosts", "-e", f"gpufabric_report_dir={reports}",
-               "-e", '{"gpufabric_host_roles": []}', *extra]
-    completed = subprocess.run(command, capture_output=True, text=True, env=env, cwd=str(workdir), check=False)
+    completed = ansible_playbook(["-i", str(workdir / "hosts.yml"), "gpufabric.cluster.site", "--tags",
+                                  "preflight,hosts", "-e", f"gpufabric_report_dir={reports}", "-e",
+                                  '{"gpufabric_host_roles": []}', *extra], workdir,
+                                 env={"ANSIBLE_CALLBACKS_ENABLED": "gpufabric.cluster.change_summary",
+                                      "GPUFABRIC_REPORT_DIR": str(reports)})
     summary = json.loads((reports / "site-summary.json").read_text())
     return completed, summary, reports
 
@@ -88,11 +77,8 @@ def test_a_host_lost_in_the_preflight_is_named_and_kept_out(fleet, tmp_path):
 def test_only_the_host_phase_still_gates_from_fresh_facts(fleet):
     """--tags hosts skips the preflight tasks, not its fact gathering: the gate still decides."""
     reports = fleet / "hosts-only"
-    env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=COLLECTIONS_PATH, ANSIBLE_NOCOLOR="1")
-    command = [os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-i", str(fleet / "hosts.yml"),
-               "gpufabric.cluster.site", "--tags", "hosts", "-e", f"gpufabric_report_dir={reports}",
-               "-e", '{"gpufabric_host_roles": []}']
-    completed = subprocess.run(command, capture_output=True, text=True, env=env, cwd=str(fleet), check=False)
+    completed = ansible_playbook(["-i", str(fleet / "hosts.yml"), "gpufabric.cluster.site", "--tags", "hosts", "-e",
+                                  f"gpufabric_report_dir={reports}", "-e", '{"gpufabric_host_roles": []}'], fleet)
     summary = json.loads((reports / "site-summary.json").read_text())
     assert "TASK [Judge readiness of every host]" not in completed.stdout
     # the report is still written once, after the host phase, from the facts gathered again there
@@ -113,10 +99,8 @@ def test_change_summary_callback_lists_changes_and_failures_per_play(fleet):
 
 
 def test_unknown_host_role_fails_naming_the_variable_and_host(fleet):
-    env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=COLLECTIONS_PATH, ANSIBLE_NOCOLOR="1")
-    command = [os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-i", str(fleet / "hosts.yml"),
-               "gpufabric.cluster.hosts", "--limit", "hgx", "-e", '{"gpufabric_host_roles": ["nvidia_drvier"]}']
-    completed = subprocess.run(command, capture_output=True, text=True, env=env, cwd=str(fleet), check=False)
+    completed = ansible_playbook(["-i", str(fleet / "hosts.yml"), "gpufabric.cluster.hosts", "--limit", "hgx", "-e",
+                                  '{"gpufabric_host_roles": ["nvidia_drvier"]}'], fleet)
     assert completed.returncode == 2
     output = " ".join(completed.stdout.split())
     assert ("host hgx: gpufabric_host_roles must list only nvidia_driver, doca_ofed, nvidia_peermem, nvidia_imex, "
@@ -125,12 +109,9 @@ def test_unknown_host_role_fails_naming_the_variable_and_host(fleet):
 
 def test_check_mode_writes_no_report_and_points_at_none(fleet):
     reports = fleet / "check-mode"
-    env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=COLLECTIONS_PATH, ANSIBLE_NOCOLOR="1",
-               ANSIBLE_LOCALHOST_WARNING="false")
-    command = [os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-i", str(fleet / "hosts.yml"),
-               "gpufabric.cluster.site", "--check", "--tags", "preflight,hosts", "-e",
-               f"gpufabric_report_dir={reports}", "-e", '{"gpufabric_host_roles": []}']
-    completed = subprocess.run(command, capture_output=True, text=True, env=env, cwd=str(fleet), check=False)
+    completed = ansible_playbook(["-i", str(fleet / "hosts.yml"), "gpufabric.cluster.site", "--check", "--tags",
+                                  "preflight,hosts", "-e", f"gpufabric_report_dir={reports}", "-e",
+                                  '{"gpufabric_host_roles": []}'], fleet)
     output = " ".join(completed.stdout.split())
     assert completed.returncode == 2, completed.stdout
     assert not reports.exists()

@@ -8,29 +8,22 @@ No kubeconfig is set: the roles' default, the site-wide ``gpufabric_kubeconfig``
 
 from __future__ import annotations
 
-import os
 import re
-import subprocess
 import sys
 
 import pytest
 import yaml
 
-import ansible_collections
-
-COLLECTIONS_PATH = next(os.path.dirname(path) for path in ansible_collections.__path__
-                        if os.path.isdir(os.path.join(path, "gpufabric", "cluster")))
+from ansible_collections.gpufabric.cluster.tests.unit.playbooks.runner import ansible_playbook
 
 
 def run_role(workdir, role: str, extra_vars: str) -> tuple[int, str]:
     play = [{"name": "Validation inputs", "hosts": "localhost", "gather_facts": False,
              "tasks": [{"name": f"Run {role}", "ansible.builtin.include_role": {"name": f"gpufabric.cluster.{role}"}}]}]
     (workdir / "play.yml").write_text(yaml.safe_dump(play, sort_keys=False))
-    env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=COLLECTIONS_PATH, ANSIBLE_NOCOLOR="1",
-               ANSIBLE_LOCALHOST_WARNING="false")
-    command = [os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-i", "localhost,", "-c", "local",
-               "-e", f"ansible_python_interpreter={sys.executable}", "-e", extra_vars, str(workdir / "play.yml")]
-    completed = subprocess.run(command, capture_output=True, text=True, env=env, cwd=str(workdir), check=False)
+    completed = ansible_playbook(["-i", "localhost,", "-c", "local", "-e",
+                                  f"ansible_python_interpreter={sys.executable}", "-e", extra_vars,
+                                  str(workdir / "play.yml")], workdir)
     return completed.returncode, " ".join((completed.stdout + completed.stderr).split())
 
 
@@ -58,13 +51,11 @@ def test_a_threshold_from_extra_vars_that_is_no_number_is_refused_by_name(tmp_pa
 def test_the_nccl_switch_as_a_string_from_extra_vars(tmp_path, value, runs):
     """``-e gpufabric_validate_nccl=false`` is the string "false": it must not turn the NCCL run on. "true" runs it,
     and with no cluster here its first API call fails and is recorded as the NCCL failure."""
-    env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=COLLECTIONS_PATH, ANSIBLE_NOCOLOR="1",
-               ANSIBLE_LOCALHOST_WARNING="false", KUBECONFIG=str(tmp_path / "no-kubeconfig"))
-    command = [os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-i", "localhost,", "-c", "local",
-               "-e", f"ansible_python_interpreter={sys.executable}", "-e", f"gpufabric_validate_nccl={value}",
-               "-e", "gpufabric_validate_compute_domain=false", "-e", f"gpufabric_report_dir={tmp_path / 'reports'}",
-               "gpufabric.cluster.validate"]
-    completed = subprocess.run(command, capture_output=True, text=True, env=env, cwd=str(tmp_path), check=False)
+    completed = ansible_playbook(["-i", "localhost,", "-c", "local", "-e",
+                                  f"ansible_python_interpreter={sys.executable}", "-e",
+                                  f"gpufabric_validate_nccl={value}", "-e", "gpufabric_validate_compute_domain=false",
+                                  "-e", f"gpufabric_report_dir={tmp_path / 'reports'}", "gpufabric.cluster.validate"],
+                                 tmp_path, env={"KUBECONFIG": str(tmp_path / "no-kubeconfig")})
     output = " ".join((completed.stdout + completed.stderr).split())
     validation = yaml.safe_load((tmp_path / "reports" / "validation.json").read_text())
     assert ("TASK [gpufabric.cluster.validate_nccl" in output) is runs, output[-2000:]
@@ -81,12 +72,10 @@ def test_the_isolation_switch_as_a_string_from_extra_vars(tmp_path, value, probe
                  "name": "gpufabric.cluster.validate_compute_domain", "tasks_from": "isolation.yml"},
                  "vars": {"__validate_compute_domain_ready": True}}]}]
     (tmp_path / "play.yml").write_text(yaml.safe_dump(play, sort_keys=False))
-    env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=COLLECTIONS_PATH, ANSIBLE_NOCOLOR="1",
-               ANSIBLE_LOCALHOST_WARNING="false", KUBECONFIG=str(tmp_path / "no-kubeconfig"))
-    command = [os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-i", "localhost,", "-c", "local",
-               "-e", f"ansible_python_interpreter={sys.executable}",
-               "-e", f"validate_compute_domain_isolation={value}", str(tmp_path / "play.yml")]
-    completed = subprocess.run(command, capture_output=True, text=True, env=env, cwd=str(tmp_path), check=False)
+    completed = ansible_playbook(["-i", "localhost,", "-c", "local", "-e",
+                                  f"ansible_python_interpreter={sys.executable}", "-e",
+                                  f"validate_compute_domain_isolation={value}", str(tmp_path / "play.yml")], tmp_path,
+                                 env={"KUBECONFIG": str(tmp_path / "no-kubeconfig")})
     output = " ".join((completed.stdout + completed.stderr).split())
     skipped_read = re.search(r"Read the domain's channel claim template\] \*+ skipping", output)
     assert (skipped_read is None) is probes, output[-2000:]

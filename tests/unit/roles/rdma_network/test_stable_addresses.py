@@ -21,16 +21,13 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
 import sys
 
 import pytest
 import yaml
 
-import ansible_collections
+from ansible_collections.gpufabric.cluster.tests.unit.playbooks.runner import ansible_playbook
 
-COLLECTIONS_PATH = next(os.path.dirname(path) for path in ansible_collections.__path__
-                        if os.path.isdir(os.path.join(path, "gpufabric", "cluster")))
 NETDEVS = ["enp170s0f0np0", "enp170s0f1np1"]
 FOUR = ["hgx-1", "hgx-2", "hgx-3", "hgx-4"]
 # TEST FIXTURE: `ip -json -details address show` prints the links of the host running the task (the play passes them
@@ -104,15 +101,12 @@ class Fleet:
                      "rdma_network_rails": [{"ipv4": "172.31.0.0/24", "ipv6": "fd00:31::/64"},
                                             {"ipv4": "172.31.1.0/24"}]}}}}}
         (self.tmp / "hosts.yml").write_text(yaml.safe_dump(inventory))
-        env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=COLLECTIONS_PATH, ANSIBLE_NOCOLOR="1",
-                   ANSIBLE_LOCALHOST_WARNING="false", ANSIBLE_INJECT_FACT_VARS="false",
-                   ANSIBLE_CACHE_PLUGIN="jsonfile" if cache else "memory",
-                   ANSIBLE_CACHE_PLUGIN_CONNECTION=str(self.tmp / "cache"))
+        env = {"ANSIBLE_INJECT_FACT_VARS": "false", "ANSIBLE_CACHE_PLUGIN": "jsonfile" if cache else "memory",
+               "ANSIBLE_CACHE_PLUGIN_CONNECTION": str(self.tmp / "cache")}
         variables = {"fake_bin": str(self.tmp / "bin"), "links": str(self.tmp / "links"),
                      "__rdma_network_record_file": str(self.tmp / "records") + "/{{ inventory_hostname }}/record.json"}
-        command = [os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-i",
-                   str(self.tmp / "hosts.yml"), "-e", json.dumps(variables), str(self.tmp / "play.yml"), *extra]
-        completed = subprocess.run(command, capture_output=True, text=True, env=env, cwd=str(self.tmp), check=False)
+        completed = ansible_playbook(["-i", str(self.tmp / "hosts.yml"), "-e", json.dumps(variables),
+                                      str(self.tmp / "play.yml"), *extra], self.tmp, env=env)
         # TEST FIXTURE: what the network stack does next, every recorded address live on its netdev
         for host in self.hosts:
             record = self.record(host)
