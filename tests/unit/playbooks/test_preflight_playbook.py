@@ -33,7 +33,7 @@ def fleet(host_trees, tmp_path_factory):
 
 def run_preflight(workdir, *extra, env=None):
     return ansible_playbook(["-i", str(workdir / "hosts.yml"), "gpufabric.cluster.preflight", "-e",
-                             f"gpufabric_report_dir={workdir / 'reports'}", *extra], workdir, env={**(env or {})})
+                             f"gpufabric_report_dir={workdir / 'reports'}", *extra], workdir, env=env)
 
 
 def test_report_written_and_run_passes(fleet):
@@ -163,16 +163,23 @@ def test_a_host_whose_probe_read_nothing_fails_and_trips_fail_on_error(fleet_wit
     assert "READY:" not in completed.stdout.replace("NOT READY:", "")
 
 
-@pytest.mark.parametrize(("fail_on_error", "returncode"), [("true", 2), ("false", 0)])
-def test_a_host_pattern_that_matches_no_host(fleet, fail_on_error, returncode):
-    """On the starting commit a pattern matching nothing ended green with nothing judged, whatever fail_on_error."""
-    completed = run_preflight(fleet, "-e", "gpufabric_preflight_hosts=gpu_nodes_typo",
-                              "-e", f"gpufabric_preflight_fail_on_error={fail_on_error}")
-    assert completed.returncode == returncode, completed.stdout + completed.stderr
-    verb = "would be judged (gpufabric_preflight_fail_on_error is set)" if returncode else \
-        "is judged and no report is written"
-    assert f'gpufabric_preflight_hosts \\"gpu_nodes_typo\\" matches no host of the inventory: nothing {verb}' \
-        in completed.stdout
+@pytest.mark.parametrize("fail_on_error", ["true", "false"])
+def test_a_host_pattern_that_matches_no_host_fails_naming_the_groups(fleet, tmp_path, fail_on_error):
+    """A pattern matching nothing (a misspelt group) judged nothing and ended green on the starting commit, and until
+    issue 45 still did without fail_on_error; it fails either way now, naming the inventory's groups."""
+    inventory = yaml.safe_load((fleet / "hosts.yml").read_text())
+    inventory["all"]["children"] = {"gpu_nodes": {"hosts": {"hgx": None}}, "kube_control_plane": {"hosts": {"cp": {}}}}
+    (tmp_path / "hosts.yml").write_text(yaml.safe_dump(inventory))
+    completed = ansible_playbook(["-i", str(tmp_path / "hosts.yml"), "gpufabric.cluster.preflight",
+                                  "-e", f"gpufabric_report_dir={tmp_path / 'reports'}",
+                                  "-e", "gpufabric_preflight_hosts=gpu_nodes_typo",
+                                  "-e", f"gpufabric_preflight_fail_on_error={fail_on_error}"], tmp_path)
+    assert completed.returncode == 2, completed.stdout + completed.stderr
+    output = " ".join(completed.stdout.split())
+    assert ('gpufabric_preflight_hosts \\"gpu_nodes_typo\\" matches no host of the inventory, so nothing would be '
+            "judged; the inventory's groups: gpu_nodes, kube_control_plane") in output, output
+    assert "TASK [Gather the GPU fabric facts" not in output
+    assert not (tmp_path / "reports").exists()
 
 
 def test_check_mode_writes_nothing_and_says_so(fleet, tmp_path):
