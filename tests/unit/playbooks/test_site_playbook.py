@@ -130,3 +130,24 @@ def test_a_truncated_or_empty_summary_from_an_earlier_run_is_written_whole_again
     assert again == first
     assert (reports / "site-summary.json").read_text() == text
     assert (reports / "site-summary.md").read_text().strip()
+
+
+@pytest.mark.parametrize(("on_controller", "refused"), [(None, True), ("false", True), ("true", False)])
+def test_a_local_host_probing_a_recorded_tree_is_not_changed_unless_the_controller_is_meant(fleet, on_controller,
+                                                                                           refused):
+    """Issue 45: a local host with a probe root (the documented way to try recorded trees) had the host phase install
+    and configure on the controller itself; it is refused, naming the host, unless the setting says so (its string
+    "false" from -e refuses too). Check mode and one role: with the setting true the roles go on, in check mode."""
+    extra = ["-e", f"gpufabric_host_phase_on_controller={on_controller}"] if on_controller else []
+    completed = ansible_playbook(["-i", str(fleet / "hosts.yml"), "gpufabric.cluster.hosts", "--check",
+                                  "--limit", "hgx", "-e", '{"gpufabric_host_roles": ["nvidia_peermem"]}', *extra],
+                                 fleet)
+    output = " ".join(completed.stdout.split())
+    said = ("host hgx: the host phase would change this controller: the host's connection is local and "
+            'gpufabric_probe_root is \\"')
+    assert (said in output) is refused, output[-3000:]
+    if refused:
+        assert completed.returncode == 2
+        assert "TASK [gpufabric.cluster.nvidia_peermem" not in output
+    else:
+        assert "TASK [gpufabric.cluster.nvidia_peermem" in output
