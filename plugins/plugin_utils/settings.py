@@ -41,9 +41,10 @@ ROLES_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path
 SITE_ROLE = "gpufabric"
 SITE_PREFIX = "gpufabric_"
 # Facts the collection's roles and playbooks set under a prefix of the collection: their results, not settings (a
-# fact cache or an earlier play may hold them). tests/unit/tooling/test_settings_results.py keeps this list whole.
+# fact cache or an earlier play may hold them, and a workflow hands the next job gpufabric_stats, the set_stats data,
+# as extra vars). tests/unit/tooling/test_settings_results.py keeps this list whole.
 RESULTS = frozenset({
-    "gpufabric_cluster_failure", "gpufabric_preflight", "gpufabric_site", "gpufabric_validation",
+    "gpufabric_cluster_failure", "gpufabric_preflight", "gpufabric_site", "gpufabric_stats", "gpufabric_validation",
     "nvidia_driver_reboot_batch", "nvidia_driver_reboot_required", "rdma_network_rail_plan",
     "validate_compute_domain_result", "validate_nccl_result", "validate_rdma_results",
 })

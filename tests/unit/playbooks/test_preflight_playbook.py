@@ -274,3 +274,19 @@ def test_no_probed_text_in_the_output_at_vvv_or_the_reports(tree_builder, tmp_pa
                 ("preflight.json", "preflight.md", "preflight.html")}}
     for name, text in texts.items():
         assert letters not in text, f"{name} quotes a probed file"
+
+
+def test_the_verdict_is_job_data(fleet, tmp_path):
+    """Issue 44: the verdict, its counts and the failing hosts are returned with set_stats (what the automation
+    platform keeps with the job and hands to a workflow's next node); the same data a second time passes the settings
+    check, as a workflow's next job gets it as extra vars."""
+    reports = tmp_path / "reports"
+    arguments = ["-i", str(fleet / "hosts.yml"), "gpufabric.cluster.preflight", "-e", f"gpufabric_report_dir={reports}"]
+    completed = ansible_playbook(arguments, tmp_path, env={"ANSIBLE_STDOUT_CALLBACK": "ansible.posix.json",
+                                                           "ANSIBLE_SHOW_CUSTOM_STATS": "true"})
+    assert completed.returncode == 0, completed.stdout[-3000:] + completed.stderr
+    stats = json.loads(completed.stdout)["global_custom_stats"]["gpufabric_stats"]
+    assert stats == {"preflight": {"hosts": 3, "pass": 0, "warn": 1, "fail": 1, "no_hardware": 1,
+                                   "failed_hosts": ["broken"], "ready": False, "report": f"{reports}/preflight.json"}}
+    again = ansible_playbook([*arguments, "-e", json.dumps({"gpufabric_stats": stats})], tmp_path)
+    assert again.returncode == 0, again.stdout[-3000:]

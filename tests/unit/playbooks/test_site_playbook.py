@@ -57,6 +57,22 @@ def test_gate_excludes_the_host_without_hardware_and_names_it(fleet):
     assert (reports / "preflight.json").is_file()
 
 
+def test_the_preflight_verdict_and_the_site_result_are_job_data(fleet):
+    """Issue 44: set_stats returns the preflight's verdict and the site's result under one key, merged, for the
+    automation platform's job data (the json callback shows what ansible-runner records)."""
+    reports = fleet / "job-data"
+    completed = ansible_playbook(["-i", str(fleet / "hosts.yml"), "gpufabric.cluster.site", "--tags", "preflight,hosts",
+                                  "-e", f"gpufabric_report_dir={reports}", "-e", '{"gpufabric_host_roles": []}'],
+                                 fleet, env={"ANSIBLE_STDOUT_CALLBACK": "ansible.posix.json",
+                                             "ANSIBLE_SHOW_CUSTOM_STATS": "true"})
+    assert completed.returncode == 2
+    stats = json.loads(completed.stdout)["global_custom_stats"]["gpufabric_stats"]
+    assert stats["preflight"]["failed_hosts"] == ["broken"] and stats["preflight"]["ready"] is False
+    assert stats["site"] == {"result": "fail", "excluded_hosts": ["plain"], "failed_hosts": [],
+                             "converged_hosts": ["broken", "hgx"], "cluster_failed": False, "validation_failures": 0,
+                             "report": f"{reports}/site-summary.md"}
+
+
 def test_gate_on_every_check_excludes_the_broken_node_with_its_reasons(fleet):
     _completed, summary, _reports = run_site(fleet, "strict-gate", "-e", '{"gpufabric_site_gate_checks": ["all"]}')
     assert sorted(summary["excluded_hosts"]) == ["broken", "plain"]

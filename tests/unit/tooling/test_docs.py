@@ -19,6 +19,8 @@ import re
 
 import yaml
 
+from ansible_collections.gpufabric.cluster.plugins.plugin_utils import settings
+
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
 README = os.path.join(ROOT, "README.md")
 CONTRIBUTING = os.path.join(ROOT, "CONTRIBUTING.md")
@@ -40,8 +42,8 @@ def _read(path: str) -> str:
 
 
 def _known_variables() -> set[str]:
-    """Every option of every entry point of every role's argument spec."""
-    known: set[str] = set()
+    """Every option of every entry point of every role's argument spec, and the results the collection sets."""
+    known: set[str] = set(settings.RESULTS)
     for path in glob.glob(os.path.join(ROOT, "roles", "*", "meta", "argument_specs.yml")):
         for entry in (yaml.safe_load(_read(path)).get("argument_specs") or {}).values():
             known.update((entry or {}).get("options") or {})
