@@ -8,6 +8,7 @@ No kubeconfig is set: the roles' default, the site-wide ``gpufabric_kubeconfig``
 
 from __future__ import annotations
 
+import json
 import re
 import sys
 
@@ -61,6 +62,22 @@ def test_the_nccl_switch_as_a_string_from_extra_vars(tmp_path, value, runs):
     assert ("TASK [gpufabric.cluster.validate_nccl" in output) is runs, output[-2000:]
     assert (completed.returncode != 0) is runs, output[-2000:]
     assert bool(validation["failures"]) is runs, validation
+
+
+def test_the_validation_result_is_job_data(tmp_path):
+    """Issue 44: the validation's result is returned with set_stats under gpufabric_stats (here the NCCL run, with
+    no cluster, fails at its first API call: one failure, nothing measured)."""
+    completed = ansible_playbook(["-i", "localhost,", "-c", "local", "-e",
+                                  f"ansible_python_interpreter={sys.executable}", "-e", "gpufabric_validate_nccl=true",
+                                  "-e", "gpufabric_validate_compute_domain=false",
+                                  "-e", f"gpufabric_report_dir={tmp_path / 'reports'}", "gpufabric.cluster.validate"],
+                                 tmp_path, env={"KUBECONFIG": str(tmp_path / "no-kubeconfig"),
+                                                "ANSIBLE_STDOUT_CALLBACK": "ansible.posix.json",
+                                                "ANSIBLE_SHOW_CUSTOM_STATS": "true"})
+    assert completed.returncode != 0
+    assert json.loads(completed.stdout)["global_custom_stats"]["gpufabric_stats"] == {"validation": {
+        "result": "fail", "failures": 1, "compute_domain": False, "rdma_pairs": 0, "nccl": False,
+        "report": f"{tmp_path / 'reports'}/validation.json"}}
 
 
 @pytest.mark.parametrize(("value", "probes"), [("false", False), ("no", False), ("true", True)])
