@@ -25,8 +25,8 @@ from ansible_collections.gpufabric.cluster.plugins.plugin_utils.rail_plan import
 
 RAILS = [{"ipv4": "172.31.0.0/24"}, {"ipv4": "172.31.1.0/24"}]
 LABELS = {"host_index": "rdma_network_host_index"}
-REMEDY = ("; remove it, and set rdma_network_host_index to the index the host's rail addresses were made with if it has "
-          "some")
+REMEDY = ("; remove it, and set rdma_network_host_index to the index the host's rail addresses were made with if it "
+          "has some")
 WHERE = f"host h: {RECORD_FILE} (the record of its rail addresses)"
 GOOD = {"version": 1, "host_index": 4, "address_offset": 1, "rails": {"0": {"ipv4": "172.31.0.5/24"}}}
 
