@@ -184,6 +184,13 @@ def chassis_problems(places: Mapping[str, Mapping | None], single_chassis: bool)
                 "settings.imex_domain_single_chassis where every domain is one rack (NVL72)"]
 
 
+def named_entries(entries: t.Sequence[str], owners: Mapping[str, str], places: Mapping[str, Mapping | None]) -> str:
+    """Nodes file entries a domain's members list beyond its members that are addresses of hosts of the report (in
+    another domain or none): each with its host, and the host's rack and slot where known
+    (``10.0.0.4 of tray-3 (rack 1, slot 4)``)."""
+    return _names([f"{entry} of {_label(owners[entry], places)}" for entry in entries])
+
+
 def undecided_members(clique: str, cliques: Mapping[str, t.Sequence[str]], unknown: Iterable[str]) -> dict[str, str]:
     """The hosts that may be members of ``clique`` but that no domain holds, each with why: ``{host: why}``.
 

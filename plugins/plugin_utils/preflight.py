@@ -35,6 +35,7 @@ from ansible_collections.gpufabric.cluster.plugins.plugin_utils.imex_domains imp
 from ansible_collections.gpufabric.cluster.plugins.plugin_utils.imex_socket import socket_path_problem
 from ansible_collections.gpufabric.cluster.plugins.plugin_utils.nvlink_domain import (
     chassis_problems,
+    named_entries,
     place_key,
     place_text,
     tray_place,
@@ -456,6 +457,8 @@ def imex_domains(hosts: Mapping[str, dict], expected_members: int | None = None,
     host_cliques = {name: [str(clique) for clique in _list(_map(_map(entry.get("facts")).get("gpu")).get("cliques"))]
                     for name, entry in hosts.items()}
     by_clique = group_by_clique(host_cliques)
+    owners_of = {entry["address"]: name for name, entry in hosts.items() if entry.get("address")}
+    places_of = {name: tray_place(_map(entry.get("facts"))) for name, entry in hosts.items()}
     domains = []
     for clique, members in by_clique.items():
         undecided = undecided_members(clique, host_cliques, unknown)
@@ -489,7 +492,12 @@ def imex_domains(hosts: Mapping[str, dict], expected_members: int | None = None,
             if lacks:
                 parts.append(f"lacks {_shown(lacks)}")
             if extra:
-                parts.append(f"lists {_shown(extra)} (no member of this run)")
+                unowned = [entry for entry in extra if entry not in owners_of]
+                owned = [entry for entry in extra if entry in owners_of]
+                if owned:
+                    parts.append(f"lists {named_entries(owned, owners_of, places_of)} (not of this clique)")
+                if unowned:
+                    parts.append(f"lists {_shown(unowned)} (no member of this run)")
             if not parts and not unsure and found != expected:  # the same addresses, written otherwise
                 parts.append("lists the addresses in another order" if len(found) == len(expected)
                              else "lists an address more than once")

@@ -226,3 +226,19 @@ def test_property_a_domain_names_every_undecided_member_and_never_passes_without
         for problem in domain["problems"]:
             if absent and "differs from the expected one" in problem:
                 assert "lists " not in problem
+def test_an_address_of_a_tray_of_another_clique_is_named_with_the_tray_and_its_place(tray_facts):
+    """tray-3's facts say another clique than the nodes files of the others, which list it: the others' domain names
+    the tray that holds the address, and its rack and slot."""
+    hostvars = fleet(tray_facts, 4)
+    gpu = hostvars["tray-3"]["ansible_facts"]["gpufabric"]["gpu"]
+    gpu["cliques"] = [f"{gpu['cliques'][0].rsplit('.', 1)[0]}.{OTHER_CLIQUE_ID}"]
+    hostvars["tray-0"]["ansible_facts"]["gpufabric"]["imex"]["nodes"]["addresses"].append("10.114.0.99")
+    report = preflight_report(hostvars, list(hostvars))
+    rack_domain = next(domain for domain in report["imex_domains"] if domain["members"] == ["tray-0", "tray-1",
+                                                                                            "tray-2"])
+    assert rack_domain["problems"] == [
+        "nodes file of tray-0 differs from the expected one (3 member address(es), sorted, as nvidia_imex writes it): "
+        f"lists 10.114.0.14 of tray-3 (rack {RACK}, slot 13) (not of this clique); lists 10.114.0.99 (no member of "
+        "this run)",
+        "nodes file of tray-1, tray-2 differs from the expected one (3 member address(es), sorted, as nvidia_imex "
+        f"writes it): lists 10.114.0.14 of tray-3 (rack {RACK}, slot 13) (not of this clique)"]
