@@ -31,6 +31,7 @@ from ansible_collections.gpufabric.cluster.plugins.plugin_utils.imex_domains imp
     domain_peers,
 )
 from ansible_collections.gpufabric.cluster.plugins.plugin_utils.preflight import PreflightError, preflight_report
+from ansible_collections.gpufabric.cluster.plugins.plugin_utils.preflight_html import preflight_report_html
 from ansible_collections.gpufabric.cluster.plugins.plugin_utils.report_markdown import preflight_markdown
 
 RACK = "1823124190518"
@@ -130,11 +131,17 @@ def test_gaps_stay_sure_while_a_member_is_undecided(tray_facts):
     assert domain["stale"] == ["tray-0"] and domain["status"] == "fail"
 
 
-def test_the_markdown_report_names_the_undecided_member(tray_facts):
+def test_the_reports_name_the_undecided_member_and_draw_the_rack_of_the_others(tray_facts):
     hostvars = fleet(tray_facts, 3)
     hostvars["tray-2"] = {}
-    text = preflight_markdown(preflight_report(hostvars, list(hostvars)))
+    report = preflight_report(hostvars, list(hostvars))
+    text = preflight_markdown(report)
     assert "membership not complete: tray-2 (no gpufabric facts) may be members" in text
+    assert text.endswith(f"| {RACK} | 10 | 11 | tray-0 | WARN |\n| {RACK} | 11 | 11 | tray-1 | WARN |\n")
+    page = preflight_report_html(report)
+    section = page.split('<section class="domain"')[1]
+    assert section.startswith(f' data-clique="{only_domain(report)["clique"]}" data-status="warn">')
+    assert '<ul class="notes"><li>membership not complete: tray-2 (no gpufabric facts) may be members' in section
 
 
 @pytest.mark.parametrize("value", ["tray-3", [3], [""]])
