@@ -43,7 +43,7 @@ from ansible_collections.gpufabric.cluster.plugins.plugin_utils.nvlink_domain im
     undecided_note,
     version_problems,
 )
-from ansible_collections.gpufabric.cluster.plugins.plugin_utils.versions import at_least
+from ansible_collections.gpufabric.cluster.plugins.plugin_utils.versions import at_least, version_key
 
 STATUS_ORDER = {"skip": 0, "pass": 1, "warn": 2, "fail": 3}
 # The connection states of `nvidia-imex-ctl -N` other than CONNECTED, with their meaning from its legend (the letter
@@ -600,7 +600,12 @@ def _settings(settings: t.Any, min_driver_version: t.Any = None) -> dict:
         version = merged["min_driver_version"]
         if isinstance(version, (int, float)) and not isinstance(version, bool):
             version = str(version)
-        merged["min_driver_version"] = arguments.text("settings.min_driver_version", version)
+        label = "settings.min_driver_version" if settings and settings.get("min_driver_version") is not None \
+            else "gpufabric_min_driver_version"
+        merged["min_driver_version"] = arguments.text(label, version)
+        if not version_key(merged["min_driver_version"]):  # else every driver would pass the minimum
+            shown = version if len(version) <= 40 else f"a string of {len(version)} characters"
+            raise arguments.ArgumentError(f"{label} must be a driver version such as 570.158.01, got {shown!r}")
         merged["rdma_min_rate_gbps"] = arguments.optional(arguments.positive, "settings.rdma_min_rate_gbps",
                                                           merged["rdma_min_rate_gbps"])
         mtus = arguments.optional(arguments.mapping, "settings.rdma_mtu", merged["rdma_mtu"]) or {}

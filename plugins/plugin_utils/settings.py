@@ -65,9 +65,20 @@ def _preflight_rules(value: t.Any) -> None:
         raise ValueError(message[len("settings."):] if message.startswith("settings.") else message) from None
 
 
+def _minimum_driver(value: t.Any) -> None:
+    """The site's minimum driver as the preflight reads it (a version; text without one would pass every driver)."""
+    from ansible_collections.gpufabric.cluster.plugins.plugin_utils import preflight  # pylint: disable=import-outside-toplevel
+
+    try:
+        preflight.preflight_report({}, [], {}, value)
+    except preflight.PreflightError as exc:
+        message = str(exc)
+        raise ValueError(message[len("gpufabric_min_driver_version"):]) from None
+
+
 # Settings whose consumer reads them more strictly than their argument spec: checked by it too once the spec's check
 # finds nothing, so that the settings check refuses what the playbook would refuse later, naming the variable.
-_CONSUMED = {"gpufabric_preflight_settings": _preflight_rules}
+_CONSUMED = {"gpufabric_preflight_settings": _preflight_rules, "gpufabric_min_driver_version": _minimum_driver}
 # How many hosts a line names before it counts the rest.
 _SHOWN_HOSTS = 10
 _SHOWN_TEXT = 60
@@ -233,6 +244,11 @@ def value_problems(name: str, spec: Mapping, value: t.Any, site: bool = False) -
     except Exception as exc:  # whatever the validator cannot take is no value of the variable
         return [f"{name} must be {_wanted(spec)}, got {_kind(value)} ({type(exc).__name__})"]
     errors = list(result.errors.errors)
+    if not errors and name in _CONSUMED and value is not None:
+        try:
+            _CONSUMED[name](value)
+        except ValueError as exc:
+            return [f"{name}{exc}"]
     if not errors:
         return []
     allowed = spec.get("choices")

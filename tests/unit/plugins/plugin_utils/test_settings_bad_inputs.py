@@ -88,3 +88,20 @@ def test_property_the_settings_check_and_the_preflight_agree(rules):
     assert (found == []) == taken, (found, taken)
     for line in found:
         assert line.startswith(f"host tray-1: {VARIABLE}") and "\n" not in line
+
+
+@pytest.mark.parametrize(("variables", "line"), [
+    ({VARIABLE: {"min_driver_version": "abc"}},
+     f"{VARIABLE}.min_driver_version must be a driver version such as 570.158.01, got 'abc'"),
+    ({"gpufabric_min_driver_version": "latest"},
+     "gpufabric_min_driver_version must be a driver version such as 570.158.01, got 'latest'"),
+])
+def test_a_minimum_driver_that_is_no_version_is_refused_not_passed_by_every_driver(variables, line):
+    """On the starting commit a minimum without a version number ("abc", "latest") made every driver pass it."""
+    assert settings_problems({"tray-1": variables}, ["tray-1"], ["gpufabric"]) == [f"host tray-1: {line}"]
+    rules = variables.get(VARIABLE)
+    minimum = variables.get("gpufabric_min_driver_version")
+    with pytest.raises(PreflightError) as caught:
+        preflight_report({}, [], rules, minimum)
+    assert str(caught.value) == line.replace(f"{VARIABLE}.", "settings.")
+    assert preflight_report({}, [], {"min_driver_version": "v570"})["settings"]["min_driver_version"] == "v570"
