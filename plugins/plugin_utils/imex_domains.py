@@ -214,9 +214,10 @@ def domain_peers(hostvars: Mapping, hosts: t.Sequence[str], fleet: t.Sequence[st
     """The other members of the IMEX domains of ``hosts``, from the facts of ``fleet``: ``{members, unknown}``.
 
     ``members`` are the hosts of ``fleet`` outside ``hosts`` whose GPUs are in one clique with a host of ``hosts``
-    (as :func:`derive_domains` places them); ``unknown`` those without fabric facts (``gpu``) while a host of
-    ``hosts`` is in a clique: any of them might be a member.  Natural name order.  For the preflight, which judges
-    whole domains (a run limited to part of one included) and reports rather than refuses.
+    (as :func:`derive_domains` places them), and those whose GPUs name several cliques, one of them a clique of
+    ``hosts`` (a broken fabric: the preflight judges and names them); ``unknown`` those without fabric facts
+    (``gpu``) while a host of ``hosts`` is in a clique: any of them might be a member.  Natural name order.  For the
+    preflight, which judges whole domains (a run limited to part of one included) and reports rather than refuses.
     """
     run_cliques = set()
     for name in hosts:
@@ -227,7 +228,7 @@ def domain_peers(hostvars: Mapping, hosts: t.Sequence[str], fleet: t.Sequence[st
     members = []
     for name in outside:
         host_cliques = cliques_of(hostvars.get(name) or {})
-        if len(host_cliques) == 1 and host_cliques[0] in run_cliques:
+        if run_cliques.intersection(host_cliques):
             members.append(name)
     unknown = [name for name in outside if not isinstance(_fabric(hostvars.get(name))[1].get("gpu"), Mapping)]
     return {"members": members, "unknown": unknown if run_cliques else []}
@@ -330,7 +331,8 @@ def derive_domains(hostvars: Mapping, hosts: t.Sequence[str], domains: t.Any = N
     nodes that are not lists), a nodes entry that is not a usable IP address of ``family``, a member without an
     address, or two hosts with the same address; with ``fleet``, for a host of ``hosts`` outside it, and for hosts
     of the fleet without fabric facts (``ansible_facts['gpufabric']['gpu']``) while a host of the run is in a
-    clique: every such host is named, since any of the run's domains might be theirs.
+    clique: every such host is named, since any of the run's domains might be theirs; and for a host of the fleet
+    whose GPUs are in several cliques, one of them a clique of the run (it would drop out of that domain's file).
     """
     if not isinstance(hostvars, Mapping):
         raise ImexDomainError(f"the input must be hostvars (a mapping), got {_kind(hostvars)}")
@@ -368,6 +370,15 @@ def derive_domains(hostvars: Mapping, hosts: t.Sequence[str], domains: t.Any = N
                 f"reachable, keep a fact cache that holds their facts, set {variable}, or leave them out of "
                 f"{fleet_variable}")
         fleet_cliques = {name: cliques_of(hostvars.get(name) or {}) for name in members}
+        split = [name for name in members
+                 if len(fleet_cliques[name]) > 1 and set(run_cliques) & set(fleet_cliques[name])]
+        if split:
+            name = split[0]
+            raise ImexDomainError(f"host {name} of {fleet_variable}: its GPUs are in {len(fleet_cliques[name])} "
+                                  f"cliques ({', '.join(fleet_cliques[name])}) in "
+                                  "ansible_facts['gpufabric']['gpu']['cliques'], one of them an IMEX domain of this "
+                                  "run, whose nodes file lists every member: check "
+                                  f"its NVLink fabric, or set {variable}")
         chosen = [{"name": clique, "hosts": names, "nodes": [], "clique": clique}
                   for clique, names in group_by_clique(fleet_cliques).items() if clique in run_cliques]
     else:

@@ -35,12 +35,15 @@ from ansible_collections.gpufabric.cluster.plugins.plugin_utils.imex_domains imp
 from ansible_collections.gpufabric.cluster.plugins.plugin_utils.imex_socket import socket_path_problem
 from ansible_collections.gpufabric.cluster.plugins.plugin_utils.nvlink_domain import (
     chassis_problems,
+    named_entries,
     place_key,
     place_text,
     tray_place,
+    undecided_members,
+    undecided_note,
     version_problems,
 )
-from ansible_collections.gpufabric.cluster.plugins.plugin_utils.versions import at_least
+from ansible_collections.gpufabric.cluster.plugins.plugin_utils.versions import at_least, version_key
 
 STATUS_ORDER = {"skip": 0, "pass": 1, "warn": 2, "fail": 3}
 # The connection states of `nvidia-imex-ctl -N` other than CONNECTED, with their meaning from its legend (the letter
@@ -432,7 +435,7 @@ def _shown(addresses: t.Sequence[str], limit: int = 8) -> str:
 
 
 def imex_domains(hosts: Mapping[str, dict], expected_members: int | None = None,
-                 single_chassis: bool = False) -> list[dict]:
+                 single_chassis: bool = False, unknown: t.Sequence[str] = ()) -> list[dict]:
     """Group hosts into IMEX domains by fabric clique and check what the domain is judged by over all its members.
 
     ``hosts`` maps a host name to ``{'facts': gpufabric facts, 'address': IMEX address or None, 'why': why no
@@ -443,15 +446,22 @@ def imex_domains(hosts: Mapping[str, dict], expected_members: int | None = None,
     cannot span more hosts than one NVLink domain holds).  The members must run one driver and one nvidia-imex version
     (:func:`.nvlink_domain.version_problems`), and members in more than one chassis are a note, or a problem with
     ``single_chassis`` (:func:`.nvlink_domain.chassis_problems`).  ``racks`` lists the members by rack and slot where
-    their platform info gives them (``chassis_serial`` None: the trays without).
+    their platform info gives them (``chassis_serial`` None: the trays without).  Hosts that may be members but sit
+    in no domain (``unknown``: without facts; a host whose GPUs name several cliques) are a note naming them
+    (:func:`.nvlink_domain.undecided_members`), and the domain is not judged from the others alone: no expected nodes
+    file, the members' files checked for gaps only.
 
     ``status`` here is the domain's own verdict; :func:`preflight_report` makes it the worst of this and its members'
     host verdicts.
     """
-    by_clique = group_by_clique({name: [str(clique) for clique in _list(
-        _map(_map(entry.get("facts")).get("gpu")).get("cliques"))] for name, entry in hosts.items()})
+    host_cliques = {name: [str(clique) for clique in _list(_map(_map(entry.get("facts")).get("gpu")).get("cliques"))]
+                    for name, entry in hosts.items()}
+    by_clique = group_by_clique(host_cliques)
+    owners_of = {entry["address"]: name for name, entry in hosts.items() if entry.get("address")}
+    places_of = {name: tray_place(_map(entry.get("facts"))) for name, entry in hosts.items()}
     domains = []
     for clique, members in by_clique.items():
+        undecided = undecided_members(clique, host_cliques, unknown)
         addresses = {name: hosts[name].get("address") for name in members}
         problems: list[str] = []
         notes: list[str] = []
@@ -464,6 +474,7 @@ def imex_domains(hosts: Mapping[str, dict], expected_members: int | None = None,
                 problems.append(f"hosts {' and '.join(names)} have the same IMEX address {address}; "
                                 "every member needs its own")
         no_address = sorted(name for name, address in addresses.items() if not address)
+        unsure = bool(no_address or undecided)  # a member unknown: an entry cannot be told from a stale one
         expected = nodes_file(address for address in addresses.values() if address)
         expected_set = set(expected)
         differences: dict[str, list[str]] = {}
@@ -476,13 +487,18 @@ def imex_domains(hosts: Mapping[str, dict], expected_members: int | None = None,
             listed = set(found)
             lacks = [address for address in expected if address not in listed]
             # With a member's address unknown, its entry cannot be told from a stale one: only gaps are sure.
-            extra = [] if no_address else sorted(listed - expected_set, key=_entry_key)
+            extra = [] if unsure else sorted(listed - expected_set, key=_entry_key)
             parts = []
             if lacks:
                 parts.append(f"lacks {_shown(lacks)}")
             if extra:
-                parts.append(f"lists {_shown(extra)} (no member of this run)")
-            if not parts and not no_address and found != expected:  # the same addresses, written otherwise
+                unowned = [entry for entry in extra if entry not in owners_of]
+                owned = [entry for entry in extra if entry in owners_of]
+                if owned:
+                    parts.append(f"lists {named_entries(owned, owners_of, places_of)} (not of this clique)")
+                if unowned:
+                    parts.append(f"lists {_shown(unowned)} (no member of this run)")
+            if not parts and not unsure and found != expected:  # the same addresses, written otherwise
                 parts.append("lists the addresses in another order" if len(found) == len(expected)
                              else "lists an address more than once")
             if parts:
@@ -493,6 +509,9 @@ def imex_domains(hosts: Mapping[str, dict], expected_members: int | None = None,
         if no_address:
             notes.append(f"no IMEX address known for {', '.join(no_address)} (set gpufabric_imex_address): "
                          + "; ".join(hosts[name].get("why") or "" for name in no_address))
+        if undecided:
+            notes.append(undecided_note(undecided, {name: tray_place(_map(hosts[name].get("facts")))
+                                                    for name in undecided if name in hosts}))
         member_facts = {name: _map(hosts[name].get("facts")) for name in members}
         places = {name: tray_place(facts) for name, facts in member_facts.items()}
         for found_problems, found_notes in (version_problems(member_facts), chassis_problems(places, single_chassis)):
@@ -509,7 +528,7 @@ def imex_domains(hosts: Mapping[str, dict], expected_members: int | None = None,
         status = "fail" if problems else ("warn" if notes else "pass")
         domains.append({"clique": clique, "members": members, "expected_members": expected_members,
                         "addresses": addresses, "status": status, "racks": _racks(places),
-                        "expected_nodes": expected if not no_address else None,
+                        "expected_nodes": expected if not unsure else None,
                         "stale": sorted(name for names in differences.values() for name in names),
                         "problems": problems, "notes": notes})
     return domains
@@ -581,7 +600,12 @@ def _settings(settings: t.Any, min_driver_version: t.Any = None) -> dict:
         version = merged["min_driver_version"]
         if isinstance(version, (int, float)) and not isinstance(version, bool):
             version = str(version)
-        merged["min_driver_version"] = arguments.text("settings.min_driver_version", version)
+        label = "settings.min_driver_version" if settings and settings.get("min_driver_version") is not None \
+            else "gpufabric_min_driver_version"
+        merged["min_driver_version"] = arguments.text(label, version)
+        if not version_key(merged["min_driver_version"]):  # else every driver would pass the minimum
+            shown = version if len(version) <= 40 else f"a string of {len(version)} characters"
+            raise arguments.ArgumentError(f"{label} must be a driver version such as 570.158.01, got {shown!r}")
         merged["rdma_min_rate_gbps"] = arguments.optional(arguments.positive, "settings.rdma_min_rate_gbps",
                                                           merged["rdma_min_rate_gbps"])
         mtus = arguments.optional(arguments.mapping, "settings.rdma_mtu", merged["rdma_mtu"]) or {}
@@ -599,20 +623,24 @@ def _settings(settings: t.Any, min_driver_version: t.Any = None) -> dict:
 
 
 def preflight_report(hostvars: Mapping, hosts: list[str], settings: Mapping | None = None,
-                     min_driver_version: t.Any = None) -> dict:
+                     min_driver_version: t.Any = None, unknown_members: t.Sequence[str] = ()) -> dict:
     """Build the readiness report for ``hosts`` from their hostvars.
 
     Reads ``ansible_facts['gpufabric']`` and the IMEX address of each host, decided by
     :func:`.imex_address.imex_address` over ``gpufabric_imex_address``, ``gpufabric_imex_interface`` and
     ``gpufabric_imex_address_family`` (the rule the ``nvidia_imex`` role writes the nodes file by).
     ``settings`` are the rules (``gpufabric_preflight_settings``), ``min_driver_version`` the site's minimum driver
-    (``gpufabric_min_driver_version``) where they name none.
+    (``gpufabric_min_driver_version``) where they name none.  ``unknown_members`` are hosts outside ``hosts`` that
+    may be members of their IMEX domains but have no facts (``imex_domain_peers``' ``unknown``): with the hosts of
+    ``hosts`` without facts, every domain names them and is not judged from its other members alone.
     """
     merged = _settings(settings, min_driver_version)
     if not isinstance(hostvars, Mapping):
         raise PreflightError(f"the input must be hostvars (a mapping), got {type(hostvars).__name__}")
     try:
         hosts = [arguments.text("hosts entry", name) for name in arguments.sequence("hosts", hosts)]
+        unknown = [arguments.text("unknown_members entry", name)
+                   for name in arguments.sequence("unknown_members", unknown_members)]
     except arguments.ArgumentError as exc:
         raise PreflightError(str(exc)) from None
     collected = {}
@@ -653,7 +681,8 @@ def preflight_report(hostvars: Mapping, hosts: list[str], settings: Mapping | No
             "place": place_text(platform),
             "checks": checks,
         }
-    domains = imex_domains(collected, merged["imex_domain_members"], merged["imex_domain_single_chassis"])
+    unknown += [name for name in hosts if name not in collected]
+    domains = imex_domains(collected, merged["imex_domain_members"], merged["imex_domain_single_chassis"], unknown)
     for domain in domains:
         for member in domain["members"]:
             status = "fail" if domain["problems"] else "pass"

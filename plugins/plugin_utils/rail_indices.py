@@ -75,7 +75,8 @@ def explicit_index(value: t.Any, host: str, label: str, errors: list[str]) -> in
     """The explicit index of a host: None when unset (empty, null or -1); a value that is not 0 or more is an error."""
     if value in NOT_EXPLICIT:
         return None
-    if isinstance(value, bool) or (isinstance(value, float) and not value.is_integer()):
+    if isinstance(value, bool) or (isinstance(value, float) and not value.is_integer()) or \
+            (isinstance(value, str) and not value.isascii()):  # int() reads other scripts' digits ("\u0663" is 3)
         errors.append(f"host {host}: {label}: {value!r} is not an integer")
         return None
     try:
@@ -114,7 +115,7 @@ def held_of_record(record: t.Any, source: str) -> tuple[Held | None, str]:
     """
     if not isinstance(record, Mapping):
         return None, "not a JSON object"
-    if record.get("version") != RECORD_VERSION:
+    if _whole(record.get("version")) != RECORD_VERSION:  # true and 1.0 are not the 1 the role writes
         return None, f"version is not {RECORD_VERSION}"
     index = _whole(record.get("host_index"))
     if index is None or index < 0:
@@ -156,7 +157,7 @@ def parse_record(record: t.Any, host: str, labels: Mapping[str, str], errors: li
     None when there is none; a file that is not a regular file, too large, not JSON or not of the record's shape is an
     error naming the host and the path (never the file's text).
     """
-    if record in (None, ""):
+    if record is None or record == "":
         return None
     if not isinstance(record, Mapping):
         errors.append(f"host {host}: record (the rail record read on the host) must be a mapping, got "
@@ -184,6 +185,9 @@ def parse_record(record: t.Any, host: str, labels: Mapping[str, str], errors: li
     except ValueError as exc:
         line = getattr(exc, "lineno", None)
         errors.append(f"{where} is not JSON{f' (line {line})' if line else ''}; {remedy}")
+        return None
+    except RecursionError:  # arrays or objects nested deeper than Python follows, well within the size limit
+        errors.append(f"{where} is nested deeper than a record the role wrote; {remedy}")
         return None
     held, problem = held_of_record(data, "record")
     if held is None:

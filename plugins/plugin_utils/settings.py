@@ -50,6 +50,37 @@ RESULTS = frozenset({
 })
 # Settings with a resolution of their own, whose refusal every playbook and role shares.
 _RESOLVED = {"gpufabric_report_dir": report_dir}
+
+
+def _preflight_rules(value: t.Any) -> None:
+    """The preflight's own reading of its rules (whole numbers of 1 or more, numbers above 0, no numeric strings),
+    which the argument spec's types do not hold; imported here, since the preflight imports this module."""
+    from ansible_collections.gpufabric.cluster.plugins.plugin_utils import preflight  # pylint: disable=import-outside-toplevel
+
+    try:
+        preflight.preflight_report({}, [], value)
+    except preflight.PreflightError as exc:
+        message = str(exc)
+        head, got, shown = message.rpartition(", got ")
+        if got and len(shown) > _SHOWN_TEXT:  # the value as the preflight quotes it: shown only when short
+            message = f"{head}, got a value too long to show"
+        raise ValueError(message[len("settings."):] if message.startswith("settings.") else message) from None
+
+
+def _minimum_driver(value: t.Any) -> None:
+    """The site's minimum driver as the preflight reads it (a version; text without one would pass every driver)."""
+    from ansible_collections.gpufabric.cluster.plugins.plugin_utils import preflight  # pylint: disable=import-outside-toplevel
+
+    try:
+        preflight.preflight_report({}, [], {}, value)
+    except preflight.PreflightError as exc:
+        message = str(exc)
+        raise ValueError(message[len("gpufabric_min_driver_version"):]) from None
+
+
+# Settings whose consumer reads them more strictly than their argument spec: checked by it too once the spec's check
+# finds nothing, so that the settings check refuses what the playbook would refuse later, naming the variable.
+_CONSUMED = {"gpufabric_preflight_settings": _preflight_rules, "gpufabric_min_driver_version": _minimum_driver}
 # How many hosts a line names before it counts the rest.
 _SHOWN_HOSTS = 10
 _SHOWN_TEXT = 60
@@ -186,6 +217,11 @@ def value_problems(name: str, spec: Mapping, value: t.Any, site: bool = False) -
                 problems.append(f"{name} has no key {_shown(key)}{hint}")
                 continue
             problems.extend(value_problems(f"{name}.{key}", suboptions[key], item))
+        if not problems and name in _CONSUMED:
+            try:
+                _CONSUMED[name](value)
+            except ValueError as exc:
+                problems.append(f"{name}.{exc}")
         return problems
     checked = {key: spec[key] for key in ("type", "elements", "choices") if key in spec}
     try:
@@ -193,6 +229,11 @@ def value_problems(name: str, spec: Mapping, value: t.Any, site: bool = False) -
     except Exception as exc:  # whatever the validator cannot take is no value of the variable
         return [f"{name} must be {_wanted(spec)}, got {type_name(value)} ({type(exc).__name__})"]
     errors = list(result.errors.errors)
+    if not errors and name in _CONSUMED and value is not None:
+        try:
+            _CONSUMED[name](value)
+        except ValueError as exc:
+            return [f"{name}{exc}"]
     if not errors:
         return []
     allowed = spec.get("choices")

@@ -87,7 +87,7 @@ def test_members_with_another_driver_are_named_with_both_versions(trays):
     domain = only_domain(report)
     assert domain["status"] == "fail"
     assert domain["problems"] == ["members run different NVIDIA driver versions: 570.172.08 on 3 member(s); "
-                                  "580.65.06 on tray-3"]
+                                  f"580.65.06 on tray-3 (rack {RACK}, slot 13)"]
     check = next(check for check in report["hosts"]["tray-0"]["checks"] if check["name"] == "imex_domain")
     assert check == {"name": "imex_domain", "status": "fail", "message": domain["problems"][0]}
 
@@ -95,9 +95,10 @@ def test_members_with_another_driver_are_named_with_both_versions(trays):
 def test_members_with_another_nvidia_imex_are_named_with_both_versions(trays):
     hostvars = fleet(trays, ["gb200_tray"] * 4, imex={0: "580.65.06-1", 2: "580.65.06-1"})
     domain = only_domain(preflight_report(hostvars, list(hostvars)))
-    assert domain["problems"] == ["members run different nvidia-imex versions: 570.172.08 on tray-1, tray-3; "
-                                  "580.65.06 on tray-0, tray-2 (peers of another version are !V!, communication "
-                                  "disabled)"]
+    assert domain["problems"] == [f"members run different nvidia-imex versions: 570.172.08 on tray-1 (rack {RACK}, "
+                                  f"slot 11), tray-3 (rack {RACK}, slot 13); 580.65.06 on tray-0 (rack {RACK}, slot "
+                                  f"10), tray-2 (rack {RACK}, slot 12) (peers of another version are !V!, "
+                                  "communication disabled)"]
 
 
 def test_a_packaging_revision_is_not_another_nvidia_imex(trays):
@@ -109,13 +110,14 @@ def test_an_unknown_version_is_never_coherent(trays):
     hostvars = fleet(trays, ["gb200_tray"] * 3, imex={1: None})
     domain = only_domain(preflight_report(hostvars, list(hostvars)))
     assert domain["status"] == "warn"
-    assert domain["notes"] == ["nvidia-imex version unknown on tray-1: the domain's nvidia-imex coherence is not "
-                               "shown"]
+    assert domain["notes"] == [f"nvidia-imex version unknown on tray-1 (rack {RACK}, slot 11): the domain's "
+                               "nvidia-imex coherence is not shown"]
     hostvars["tray-2"]["ansible_facts"]["gpufabric"]["imex"]["installed"] = False
     domain = only_domain(preflight_report(hostvars, list(hostvars)))
-    assert domain["notes"] == ["nvidia-imex not installed on tray-2 while other members have it",
-                               "nvidia-imex version unknown on tray-1: the domain's nvidia-imex coherence is not "
-                               "shown"]
+    assert domain["notes"] == [f"nvidia-imex not installed on tray-2 (rack {RACK}, slot 12) while other members "
+                               "have it",
+                               f"nvidia-imex version unknown on tray-1 (rack {RACK}, slot 11): the domain's "
+                               "nvidia-imex coherence is not shown"]
     for entry in hostvars.values():
         entry["ansible_facts"]["gpufabric"]["imex"]["installed"] = False
     assert only_domain(preflight_report(hostvars, list(hostvars)))["notes"] == []  # no host IMEX: not judged
@@ -129,7 +131,7 @@ def test_members_in_two_chassis(trays, single_chassis, status, key):
     assert domain["own_status"] == status
     said = [text for text in domain[key] if text.startswith("members sit in 2 chassis")]
     assert len(said) == 1
-    assert f"(rack {RACK}: tray-0, tray-1; rack 1823124190733: tray-2)" in said[0]
+    assert f"(rack {RACK}: tray-0 (slot 10), tray-1 (slot 11); rack 1823124190733: tray-2 (slot 5))" in said[0]
     assert domain["racks"] == [
         {"chassis_serial": "1823124190518", "trays": [{"host": "tray-0", "slot_number": 10, "tray_index": 11},
                                                       {"host": "tray-1", "slot_number": 11, "tray_index": 11}]},
