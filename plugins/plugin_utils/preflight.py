@@ -605,7 +605,7 @@ def _settings(settings: t.Any, min_driver_version: t.Any = None) -> dict:
         merged["min_driver_version"] = arguments.text(label, version)
         if not version_key(merged["min_driver_version"]):  # else every driver would pass the minimum
             shown = version if len(version) <= 40 else f"a string of {len(version)} characters"
-            raise arguments.ArgumentError(f"{label} must be a driver version such as 570.158.01, got {shown!r}")
+            raise arguments.ArgumentError(f"{label} must be a driver version such as 580.95.05, got {shown!r}")
         merged["rdma_min_rate_gbps"] = arguments.optional(arguments.positive, "settings.rdma_min_rate_gbps",
                                                           merged["rdma_min_rate_gbps"])
         mtus = arguments.optional(arguments.mapping, "settings.rdma_mtu", merged["rdma_mtu"]) or {}

@@ -92,9 +92,9 @@ def test_property_the_settings_check_and_the_preflight_agree(rules):
 
 @pytest.mark.parametrize(("variables", "line"), [
     ({VARIABLE: {"min_driver_version": "abc"}},
-     f"{VARIABLE}.min_driver_version must be a driver version such as 570.158.01, got 'abc'"),
+     f"{VARIABLE}.min_driver_version must be a driver version such as 580.95.05, got 'abc'"),
     ({"gpufabric_min_driver_version": "latest"},
-     "gpufabric_min_driver_version must be a driver version such as 570.158.01, got 'latest'"),
+     "gpufabric_min_driver_version must be a driver version such as 580.95.05, got 'latest'"),
 ])
 def test_a_minimum_driver_that_is_no_version_is_refused_not_passed_by_every_driver(variables, line):
     """On the starting commit a minimum without a version number ("abc", "latest") made every driver pass it."""
