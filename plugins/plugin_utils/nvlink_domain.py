@@ -169,6 +169,7 @@ def chassis_problems(places: Mapping[str, Mapping | None], single_chassis: bool)
             racks.setdefault(place["chassis_serial"], []).append(name)
     if len(racks) < 2:
         return [], []
+
     def trays(names: list[str]) -> str:
         shown = []
         for name in sorted(names, key=lambda name: place_key(places[name], name)):

@@ -149,8 +149,8 @@ def test_a_truncated_or_empty_summary_from_an_earlier_run_is_written_whole_again
 
 
 @pytest.mark.parametrize(("on_controller", "refused"), [(None, True), ("false", True), ("true", False)])
-def test_a_local_host_probing_a_recorded_tree_is_not_changed_unless_the_controller_is_meant(fleet, on_controller,
-                                                                                           refused):
+def test_a_local_host_probing_a_recorded_tree_is_not_changed_unless_the_controller_is_meant(
+        fleet, on_controller, refused):
     """Issue 45: a local host with a probe root (the documented way to try recorded trees) had the host phase install
     and configure on the controller itself; it is refused, naming the host, unless the setting says so (its string
     "false" from -e refuses too). Check mode and one role: with the setting true the roles go on, in check mode."""

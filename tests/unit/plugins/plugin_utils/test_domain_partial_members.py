@@ -233,6 +233,8 @@ def test_property_a_domain_names_every_undecided_member_and_never_passes_without
         for problem in domain["problems"]:
             if absent and "differs from the expected one" in problem:
                 assert "lists " not in problem
+
+
 def test_an_address_of_a_tray_of_another_clique_is_named_with_the_tray_and_its_place(tray_facts):
     """tray-3's facts say another clique than the nodes files of the others, which list it: the others' domain names
     the tray that holds the address, and its rack and slot."""
