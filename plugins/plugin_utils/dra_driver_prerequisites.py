@@ -30,13 +30,12 @@ from ansible_collections.gpufabric.cluster.plugins.plugin_utils.imex_socket impo
 from ansible_collections.gpufabric.cluster.plugins.plugin_utils.versions import at_least
 
 CLIQUE_LABEL = "nvidia.com/gpu.clique"
-DEFAULTS = {
-    "min_kubernetes_version": "1.34.2",
-    "oldest_kubernetes_version": "1.32.0",
-    "compute_domains": True,
-    "node_name_var": "dra_driver_node_name",
-    "chart_version": "",
-}
+# The role's settings the prerequisites are judged with (dra_driver_<name>); their defaults are the role's argument
+# spec's.
+SETTINGS = ("min_kubernetes_version", "compute_domains", "chart_version")
+# The filter's own settings, which are no role variable: the oldest Kubernetes whose DRA API the driver can use at all,
+# and the host variable that names a host's Kubernetes node.
+FILTER_SETTINGS = {"oldest_kubernetes_version": "1.32.0", "node_name_var": "dra_driver_node_name"}
 # The settings whose default is a site setting's (the role defaults its variables to them): read from the argument
 # spec of roles/gpufabric, never copied here.
 SITE_SETTINGS = {"min_driver_version": "gpufabric_min_driver_version", "imex_mode": "gpufabric_imex_mode",
@@ -207,8 +206,9 @@ def _cliques(hostvars: Mapping, facts: Mapping[str, Mapping], cluster: Mapping, 
 def dra_driver_prerequisites(hostvars: Mapping, hosts: t.Sequence[str], cluster: Mapping,
                              settings: Mapping | None = None) -> dict:
     """Return ``{ok, checks, problems}``; see the filter documentation."""
-    chosen = chosen_settings(settings, {**DEFAULTS, **site_settings.site_defaults(SITE_SETTINGS)},
-                             {"imex_mode": IMEX_MODES}, "dra_driver_")
+    defaults = {**FILTER_SETTINGS, **site_settings.role_defaults("dra_driver", "dra_driver_", SETTINGS),
+                **site_settings.site_defaults(SITE_SETTINGS)}
+    chosen = chosen_settings(settings, defaults, {"imex_mode": IMEX_MODES}, "dra_driver_")
     if not isinstance(cluster, Mapping):
         raise ClusterRoleError(f"cluster must be a dict, got {type(cluster).__name__}")
     shapes = {

@@ -29,15 +29,9 @@ from ansible_collections.gpufabric.cluster.plugins.plugin_utils.cluster_roles im
 from ansible_collections.gpufabric.cluster.plugins.plugin_utils.imex_config import MODES as IMEX_MODES
 from ansible_collections.gpufabric.cluster.plugins.plugin_utils.imex_socket import socket_path_problem
 
-DEFAULTS = {
-    "gpus": "auto",
-    "compute_domains": True,
-    "driver_root": "",
-    "webhook": False,
-    "image_registry": "",
-    "image_pull_secrets": [],
-    "chart_version": "",
-}
+# The role's settings the values are derived from (dra_driver_<name>); their defaults are the role's argument spec's.
+SETTINGS = ("gpus", "compute_domains", "driver_root", "webhook", "image_registry", "image_pull_secrets",
+            "chart_version")
 # The settings whose default is a site setting's (the role defaults its variables to them): read from the argument
 # spec of roles/gpufabric, never copied here.
 SITE_SETTINGS = {"imex_mode": "gpufabric_imex_mode", "imex_socket_path": "gpufabric_imex_socket_path"}
@@ -53,8 +47,9 @@ def dra_driver_values(gpu_operator: Mapping | None, settings: Mapping | None = N
         raise ClusterRoleError(f"_input must be the GPU Operator's settings (a mapping) or null, got "
                                f"{type(gpu_operator).__name__}")
     operator = dict(gpu_operator or {})
-    chosen = chosen_settings(settings, {**DEFAULTS, **site_settings.site_defaults(SITE_SETTINGS)},
-                             {"imex_mode": IMEX_MODES}, "dra_driver_")
+    defaults = {**site_settings.role_defaults("dra_driver", "dra_driver_", SETTINGS),
+                **site_settings.site_defaults(SITE_SETTINGS)}
+    chosen = chosen_settings(settings, defaults, {"imex_mode": IMEX_MODES}, "dra_driver_")
     for key in ("device_plugin", "driver_enabled"):
         try:
             operator[key] = arguments.boolean(f"_input.{key}", operator[key]) if operator.get(key) is not None \

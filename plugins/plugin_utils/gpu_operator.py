@@ -20,6 +20,7 @@ import typing as t
 from collections.abc import Mapping
 
 from ansible_collections.gpufabric.cluster.plugins.plugin_utils import arguments
+from ansible_collections.gpufabric.cluster.plugins.plugin_utils import settings as site_settings
 from ansible_collections.gpufabric.cluster.plugins.plugin_utils.cluster_roles import (
     ClusterRoleError,
     chosen_settings,
@@ -30,20 +31,9 @@ from ansible_collections.gpufabric.cluster.plugins.plugin_utils.cluster_roles im
 from ansible_collections.gpufabric.cluster.plugins.plugin_utils.dma_buf import blocking_messages
 from ansible_collections.gpufabric.cluster.plugins.plugin_utils.versions import at_least, version_key
 
-DEFAULTS = {
-    "driver": "auto",
-    "driver_version": "",
-    "kernel_module_type": "auto",
-    "gpudirect_rdma": "auto",
-    "legacy_peermem": False,
-    "mofed": "auto",
-    "cdi": True,
-    "device_plugin": True,
-    "nfd": True,
-    "image_registry": "",
-    "image_pull_secrets": [],
-    "dra_driver_via_gpu_cluster": False,
-}
+# The role's settings the values are derived from (gpu_operator_<name>); their defaults are the role's argument spec's.
+SETTINGS = ("driver", "driver_version", "kernel_module_type", "gpudirect_rdma", "legacy_peermem", "mofed", "cdi",
+            "device_plugin", "nfd", "image_registry", "image_pull_secrets", "dra_driver_via_gpu_cluster")
 # The GPUCluster path: Kubernetes with DRA on by default (GPU Operator 26.7 DRA prerequisites).
 GPU_CLUSTER_MIN_KUBERNETES = "1.34.2"
 # app.kubernetes.io/name of a standalone DRA driver's objects (25.x chart, 0.4+ chart without nameOverride).
@@ -81,7 +71,8 @@ PULL_SECRET_COMPONENTS = ("operator", "validator", "driver", "toolkit", "deviceP
 
 
 def _settings(settings: Mapping | None) -> dict:
-    return chosen_settings(settings, DEFAULTS, CHOICES, "gpu_operator_")
+    return chosen_settings(settings, site_settings.role_defaults("gpu_operator", "gpu_operator_", SETTINGS), CHOICES,
+                           "gpu_operator_")
 
 
 def _driver(facts: Mapping[str, Mapping], wanted: str) -> tuple[str, str]:

@@ -26,6 +26,7 @@ import typing as t
 from collections.abc import Mapping
 
 from ansible_collections.gpufabric.cluster.plugins.plugin_utils import arguments
+from ansible_collections.gpufabric.cluster.plugins.plugin_utils import settings as site_settings
 from ansible_collections.gpufabric.cluster.plugins.plugin_utils.cluster_roles import (
     ClusterRoleError,
     chosen_settings,
@@ -35,25 +36,11 @@ from ansible_collections.gpufabric.cluster.plugins.plugin_utils.cluster_roles im
 )
 from ansible_collections.gpufabric.cluster.plugins.plugin_utils.rail_plan import rail_address, select_ports
 
-IMAGE_TAG = "network-operator-v26.4.1"
-DEFAULTS = {
-    "namespace": "nvidia-network-operator",
-    "network_namespace": "default",
-    "ofed": "auto",
-    "ofed_driver_version": "",
-    "network_type": "auto",
-    "rails": [],
-    "ipam_cidr": "192.168.128.0/17",
-    "ipam_prefix_length": 24,
-    "ipam_block_size": 8,
-    "ipam_pool_kind": "ippool",
-    "ipam_per_node_prefix_length": 29,
-    "ipam_gateway_index": None,
-    "address_offset": 1,
-    "image_registry": "",
-    "image_pull_secrets": [],
-    "image_version": IMAGE_TAG,
-}
+# The role's settings the resources are derived from (network_operator_<name>); their defaults are the role's argument
+# spec's.
+SETTINGS = ("namespace", "network_namespace", "ofed", "ofed_driver_version", "network_type", "rails", "ipam_cidr",
+            "ipam_prefix_length", "ipam_block_size", "ipam_pool_kind", "ipam_per_node_prefix_length",
+            "ipam_gateway_index", "address_offset", "image_registry", "image_pull_secrets", "image_version")
 CHOICES = {"ofed": ("auto", "host", "container"), "network_type": ("auto", "macvlan", "hostdevice", "ipoib"),
            "ipam_pool_kind": ("ippool", "cidrpool")}
 POOL_KINDS = {"ippool": "IPPool", "cidrpool": "CIDRPool"}
@@ -68,7 +55,8 @@ PLAN_FACT = "rdma_network_rail_plan"
 
 
 def _settings(settings: Mapping | None) -> dict:
-    return chosen_settings(settings, DEFAULTS, CHOICES, "network_operator_")
+    return chosen_settings(settings, site_settings.role_defaults("network_operator", "network_operator_", SETTINGS),
+                           CHOICES, "network_operator_")
 
 
 def rails_of(facts: Mapping[str, Mapping]) -> list[dict]:

@@ -32,6 +32,7 @@ import yaml
 from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 from ansible.module_utils.errors import ArgumentValueError
 
+from ansible_collections.gpufabric.cluster.plugins.plugin_utils import preflight_rules
 from ansible_collections.gpufabric.cluster.plugins.plugin_utils.arguments import type_name
 from ansible_collections.gpufabric.cluster.plugins.plugin_utils.report_dir import ReportDirError, report_dir
 
@@ -44,7 +45,8 @@ SITE_PREFIX = "gpufabric_"
 # fact cache or an earlier play may hold them, and a workflow hands the next job gpufabric_stats, the set_stats data,
 # as extra vars). tests/unit/tooling/test_settings_results.py keeps this list whole.
 RESULTS = frozenset({
-    "gpufabric_cluster_failure", "gpufabric_preflight", "gpufabric_site", "gpufabric_stats", "gpufabric_validation",
+    "gpufabric_cluster_failure", "gpufabric_host_failure", "gpufabric_preflight", "gpufabric_site", "gpufabric_stats",
+    "gpufabric_validation",
     "nvidia_driver_reboot_batch", "nvidia_driver_reboot_required", "rdma_network_rail_plan",
     "validate_compute_domain_result", "validate_nccl_result", "validate_rdma_results",
 })
@@ -52,30 +54,15 @@ RESULTS = frozenset({
 _RESOLVED = {"gpufabric_report_dir": report_dir}
 
 
-def _preflight_rules(value: t.Any) -> None:
-    """The preflight's own reading of its rules (whole numbers of 1 or more, numbers above 0, no numeric strings),
-    which the argument spec's types do not hold; imported here, since the preflight imports this module."""
-    from ansible_collections.gpufabric.cluster.plugins.plugin_utils import preflight  # pylint: disable=import-outside-toplevel
-
-    try:
-        preflight.preflight_report({}, [], value)
-    except preflight.PreflightError as exc:
-        message = str(exc)
-        head, got, shown = message.rpartition(", got ")
-        if got and len(shown) > _SHOWN_TEXT:  # the value as the preflight quotes it: shown only when short
-            message = f"{head}, got a value too long to show"
-        raise ValueError(message[len("settings."):] if message.startswith("settings.") else message) from None
+def _preflight_rules(name: str, value: t.Any) -> None:
+    """The preflight's own reading of its rules ``name`` (:func:`.preflight_rules.read_rules`)."""
+    minimum = option(SITE_ROLE, preflight_rules.MINIMUM_DRIVER_SETTING).get("default")
+    preflight_rules.read_rules(value, suboption_defaults(SITE_ROLE, name), minimum, prefix=f"{name}.")
 
 
-def _minimum_driver(value: t.Any) -> None:
-    """The site's minimum driver as the preflight reads it (a version; text without one would pass every driver)."""
-    from ansible_collections.gpufabric.cluster.plugins.plugin_utils import preflight  # pylint: disable=import-outside-toplevel
-
-    try:
-        preflight.preflight_report({}, [], {}, value)
-    except preflight.PreflightError as exc:
-        message = str(exc)
-        raise ValueError(message[len("gpufabric_min_driver_version"):]) from None
+def _minimum_driver(name: str, value: t.Any) -> None:
+    """The site's minimum driver ``name`` as the preflight reads it (a version)."""
+    preflight_rules.read_min_driver(name, value)
 
 
 # Settings whose consumer reads them more strictly than their argument spec: checked by it too once the spec's check
@@ -144,6 +131,15 @@ def site_defaults(names: Mapping[str, str]) -> dict:
     spec of roles/gpufabric, and keep no copy.
     """
     return {key: copy.deepcopy(option(SITE_ROLE, name).get("default")) for key, name in names.items()}
+
+
+def role_defaults(role: str, prefix: str, keys: t.Iterable[str]) -> dict:
+    """``{key: default}`` of ``role``'s variables ``prefix`` + ``key``, from its argument spec.
+
+    For the plugin_utils that judge with a role's settings: the role passes every one of them, and a caller that
+    leaves one out gets the default the role has, from the one place it is written; they keep no copy.
+    """
+    return {key: copy.deepcopy(option(role, f"{prefix}{key}").get("default")) for key in keys}
 
 
 def suboption_defaults(role: str, name: str) -> dict:
@@ -219,9 +215,9 @@ def value_problems(name: str, spec: Mapping, value: t.Any, site: bool = False) -
             problems.extend(value_problems(f"{name}.{key}", suboptions[key], item))
         if not problems and name in _CONSUMED:
             try:
-                _CONSUMED[name](value)
-            except ValueError as exc:
-                problems.append(f"{name}.{exc}")
+                _CONSUMED[name](name, value)
+            except preflight_rules.RuleError as exc:
+                problems.append(str(exc))
         return problems
     checked = {key: spec[key] for key in ("type", "elements", "choices") if key in spec}
     try:
@@ -231,9 +227,9 @@ def value_problems(name: str, spec: Mapping, value: t.Any, site: bool = False) -
     errors = list(result.errors.errors)
     if not errors and name in _CONSUMED and value is not None:
         try:
-            _CONSUMED[name](value)
-        except ValueError as exc:
-            return [f"{name}{exc}"]
+            _CONSUMED[name](name, value)
+        except preflight_rules.RuleError as exc:
+            return [str(exc)]
     if not errors:
         return []
     allowed = spec.get("choices")

@@ -56,7 +56,6 @@ def test_sigs_chart_without_registry_keeps_the_chart_image():
 
 
 @pytest.mark.parametrize(("version", "message"), [
-    (None, "dra_driver_chart_version is empty"),
     ("", "dra_driver_chart_version is empty"),
     ("0.3.2", "neither a calendar version"),
     ("0.1.0", "neither a calendar version"),

@@ -79,7 +79,7 @@ def test_the_default_gate_is_the_site_settings_default():
 
 @pytest.mark.parametrize("module", [dra_driver_prerequisites, dra_driver_values])
 def test_no_site_setting_has_a_default_in_the_dra_driver_modules(module):
-    assert set(module.DEFAULTS) & set(module.SITE_SETTINGS) == set()
+    assert set(module.SETTINGS) & set(module.SITE_SETTINGS) == set()
     assert all(name in SITE for name in module.SITE_SETTINGS.values())
 
 
