@@ -23,7 +23,6 @@ from ansible_collections.gpufabric.cluster.plugins.module_utils.host_values impo
 from ansible_collections.gpufabric.cluster.plugins.module_utils.sort_keys import address_key
 from ansible_collections.gpufabric.cluster.plugins.plugin_utils import arguments
 from ansible_collections.gpufabric.cluster.plugins.plugin_utils import settings as site_settings
-from ansible_collections.gpufabric.cluster.plugins.plugin_utils.cluster_roles import ClusterRoleError, chosen_settings
 from ansible_collections.gpufabric.cluster.plugins.plugin_utils.dma_buf import blocking_messages
 from ansible_collections.gpufabric.cluster.plugins.plugin_utils.fabric_health import check_fabric_health
 from ansible_collections.gpufabric.cluster.plugins.plugin_utils.imex_address import ImexAddressError, imex_address
@@ -43,7 +42,12 @@ from ansible_collections.gpufabric.cluster.plugins.plugin_utils.nvlink_domain im
     undecided_note,
     version_problems,
 )
-from ansible_collections.gpufabric.cluster.plugins.plugin_utils.versions import at_least, version_key
+from ansible_collections.gpufabric.cluster.plugins.plugin_utils.preflight_rules import (
+    MINIMUM_DRIVER_SETTING,
+    RuleError,
+    read_rules,
+)
+from ansible_collections.gpufabric.cluster.plugins.plugin_utils.versions import at_least
 
 STATUS_ORDER = {"skip": 0, "pass": 1, "warn": 2, "fail": 3}
 # The connection states of `nvidia-imex-ctl -N` other than CONNECTED, with their meaning from its legend (the letter
@@ -577,49 +581,18 @@ def _count(payload: Mapping) -> int:
     return count if isinstance(count, int) and not isinstance(count, bool) and count > 0 else 0
 
 
-def _members(name: str, value: t.Any) -> int:
-    """A count of hosts: a whole number of 1 or more (a boolean, a fraction or a numeric string is refused)."""
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise arguments.ArgumentError(f"{name} must be a whole number of hosts, 1 or more, got {value!r}")
-    return value
-
-
 def _settings(settings: t.Any, min_driver_version: t.Any = None) -> dict:
-    """The rule settings over their defaults, each checked: a boolean as Ansible reads it, numbers above 0.
+    """The rule settings over their defaults, each checked (:func:`.preflight_rules.read_rules`).
 
     The defaults are the suboptions' of ``gpufabric_preflight_settings`` (its argument spec); ``min_driver_version``
     is the minimum where ``settings`` sets none (null), else the default of ``gpufabric_min_driver_version``.
     """
+    defaults = site_settings.suboption_defaults(site_settings.SITE_ROLE, RULES_SETTING)
+    minimum = site_default(MINIMUM_DRIVER_SETTING) if min_driver_version is None else min_driver_version
     try:
-        settings = arguments.optional(arguments.mapping, "settings", settings)
-        defaults = site_settings.suboption_defaults(site_settings.SITE_ROLE, RULES_SETTING)
-        merged = chosen_settings(settings, defaults, {}, "settings.", keep_none=True)
-        if merged["min_driver_version"] is None:
-            merged["min_driver_version"] = (site_default("gpufabric_min_driver_version") if min_driver_version is None
-                                            else min_driver_version)
-        version = merged["min_driver_version"]
-        if isinstance(version, (int, float)) and not isinstance(version, bool):
-            version = str(version)
-        label = "settings.min_driver_version" if settings and settings.get("min_driver_version") is not None \
-            else "gpufabric_min_driver_version"
-        merged["min_driver_version"] = arguments.text(label, version)
-        if not version_key(merged["min_driver_version"]):  # else every driver would pass the minimum
-            shown = version if len(version) <= 40 else f"a string of {len(version)} characters"
-            raise arguments.ArgumentError(f"{label} must be a driver version such as 580.95.05, got {shown!r}")
-        merged["rdma_min_rate_gbps"] = arguments.optional(arguments.positive, "settings.rdma_min_rate_gbps",
-                                                          merged["rdma_min_rate_gbps"])
-        mtus = arguments.optional(arguments.mapping, "settings.rdma_mtu", merged["rdma_mtu"]) or {}
-        merged["rdma_mtu"] = {str(layer): arguments.optional(arguments.positive, f"settings.rdma_mtu.{layer}", mtu)
-                              for layer, mtu in mtus.items()}
-        merged["rdma_require_active"] = arguments.boolean("settings.rdma_require_active",
-                                                          merged["rdma_require_active"])
-        merged["imex_domain_members"] = arguments.optional(_members, "settings.imex_domain_members",
-                                                           merged["imex_domain_members"])
-        merged["imex_domain_single_chassis"] = arguments.boolean("settings.imex_domain_single_chassis",
-                                                                 merged["imex_domain_single_chassis"])
-    except (arguments.ArgumentError, ClusterRoleError) as exc:
+        return read_rules(settings, defaults, minimum)
+    except RuleError as exc:
         raise PreflightError(str(exc)) from None
-    return merged
 
 
 def preflight_report(hostvars: Mapping, hosts: list[str], settings: Mapping | None = None,
