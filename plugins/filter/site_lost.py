@@ -17,12 +17,13 @@ from ansible_collections.gpufabric.cluster.plugins.plugin_utils import arguments
 
 
 @arguments.filter_errors("site_lost")
-def site_lost(record: Mapping, hosts_all: t.Sequence[str], hosts_active: t.Sequence[str], phase: str) -> dict:
+def site_lost(record: Mapping, hosts_all: t.Sequence[str], hosts_active: t.Sequence[str], phase: str,
+              hostvars: Mapping | None = None) -> dict:
     """Return ``record`` with the hosts lost in ``phase`` added to ``failed``; see the filter documentation."""
     if not isinstance(record, Mapping):
         raise AnsibleFilterError(f"site_lost: the input must be the record of site_gate, got {type(record).__name__}")
     try:
-        return site.site_lost(record, hosts_all, hosts_active, phase)
+        return site.site_lost(record, hosts_all, hosts_active, phase, hostvars)
     except site.SiteError as exc:
         raise AnsibleFilterError(f"site_lost: {exc}") from None
 

@@ -77,9 +77,25 @@ def resolve(spec: Mapping, prefix: str) -> dict:
                            "are all empty; set one (a local chart directory or tarball for air-gapped sites)")
 
 
+def _helm_missing(shown: Mapping, prefix: str) -> str | None:
+    """Why helm itself could not be run, or None: ``ansible.builtin.command`` reports a program it cannot start with
+    its ``OSError``'s errno as ``rc`` (2: not found, 13: not executable), no output and "Error executing command.".
+    """
+    if shown.get("msg") != "Error executing command." or shown.get("stdout") or shown.get("stderr"):
+        return None
+    command = shown.get("cmd")
+    program = command[0] if isinstance(command, (list, tuple)) and command else str(command or "helm").split(" ")[0]
+    why = {2: "not found", 13: "not executable"}.get(shown.get("rc"), "cannot be run")
+    return (f"helm {why} on the controller: {redact(str(program))} ({prefix}_helm_binary, empty: helm on the PATH); "
+            f"install helm 3 on the controller or set {prefix}_helm_binary to its path")
+
+
 def check(chosen: Mapping, shown: Mapping, prefix: str) -> dict:
     """Check the ``helm show chart`` result of ``chosen``; raise :class:`ChartSourceError` naming the variable."""
     where = f"{chosen['variable']} {chosen['location']}"
+    missing = _helm_missing(shown, prefix)
+    if missing:
+        raise ChartSourceError(missing)
     if shown.get("rc") != 0:
         error = " ".join(str(shown.get("stderr") or shown.get("msg") or "no output").split())
         hint = ""

@@ -17,6 +17,8 @@ from ansible_collections.gpufabric.cluster.plugins.plugin_utils import settings
 from ansible_collections.gpufabric.cluster.plugins.plugin_utils.redact import redact
 
 NO_HARDWARE = "no NVIDIA GPU or ConnectX port found"
+# The fact the host phase records a failure it deferred in (playbooks/hosts.yml with gpufabric_defer_failures).
+HOST_FAILURE = "gpufabric_host_failure"
 # The preflight checks no host role can repair, the default gate: the default of gpufabric_site_gate_checks, read from
 # its argument spec (roles/gpufabric). fabric_health: an inactive NVLink, a degraded fabric or a missing clique is
 # hardware or fabric-manager state.
@@ -79,9 +81,22 @@ def site_gate(report: Mapping, targets: t.Sequence[str], checks: t.Sequence[str]
     }
 
 
-def site_lost(site: Mapping, hosts_all: t.Sequence[str], hosts_active: t.Sequence[str], phase: str) -> dict:
-    """``site`` with the hosts lost in ``phase`` added to ``failed`` (a host's earlier reason is kept)."""
-    found = lost(_names(hosts_all, "hosts_all"), _names(hosts_active, "hosts_active"), str(phase))
+def site_lost(site: Mapping, hosts_all: t.Sequence[str], hosts_active: t.Sequence[str], phase: str,
+              hostvars: Mapping | None = None) -> dict:
+    """``site`` with the hosts lost in ``phase`` added to ``failed`` (a host's earlier reason is kept).
+
+    With ``hostvars``, a host of ``hosts_all`` that holds :data:`HOST_FAILURE` (a failure the phase deferred: the host
+    stayed in the play) is lost too, with that failure as its reason.
+    """
+    hosts_all = _names(hosts_all, "hosts_all")
+    found = lost(hosts_all, _names(hosts_active, "hosts_active"), str(phase))
+    if hostvars is not None and not isinstance(hostvars, Mapping):
+        raise SiteError(f"hostvars must be a mapping, got {type(hostvars).__name__}")
+    for host in hosts_all:
+        host_vars = (hostvars or {}).get(host)
+        failure = host_vars.get(HOST_FAILURE) if isinstance(host_vars, Mapping) else None
+        if failure is not None:
+            found[host] = f"failed in the {phase} phase: {failure}"
     return {**site, "failed": {**found, **(site.get("failed") or {})}}
 
 

@@ -167,3 +167,63 @@ def test_a_local_host_probing_a_recorded_tree_is_not_changed_unless_the_controll
         assert "TASK [gpufabric.cluster.nvidia_peermem" not in output
     else:
         assert "TASK [gpufabric.cluster.nvidia_peermem" in output
+
+
+def test_the_summary_is_written_when_every_host_fails_in_the_host_phase(fleet):
+    """Issue 45: Ansible ends a playbook whose play lost every host, so a host phase in which every host failed ended
+    site.yml before its summary. Here every host fails there (local hosts probing recorded trees, refused by the
+    host phase): the summary is written, names each host with the step and the reason, and the run fails at the end."""
+    completed, summary, reports = run_site(fleet, "every-host-fails", "-e",
+                                           '{"gpufabric_host_roles": ["nvidia_peermem"]}')
+    assert completed.returncode == 2, completed.stdout[-3000:]
+    assert summary["result"] == "fail"
+    assert summary["converged_hosts"] == []
+    assert sorted(summary["failed_hosts"]) == ["broken", "hgx"]
+    for host in ("broken", "hgx"):
+        assert summary["failed_hosts"][host].startswith(
+            "failed in the host phase: Refuse a local host that probes a recorded tree, unless the controller is "
+            f"meant: host {host}: the host phase would change this controller"), summary["failed_hosts"][host]
+    assert "TASK [gpufabric.cluster.nvidia_peermem" not in completed.stdout
+    assert (reports / "site-summary.md").read_text().strip()
+
+
+def test_a_missing_helm_stops_the_site_run_before_any_host_is_probed(fleet):
+    """Issue 45: a missing helm was found when the cluster phase started, after the host phase (hours on real
+    hardware), as "chart source not usable ... Error executing command."; site.yml checks it in its first play."""
+    completed = ansible_playbook(["-i", str(fleet / "hosts.yml"), "gpufabric.cluster.site", "-e",
+                                  f"gpufabric_report_dir={fleet / 'no-helm'}", "-e",
+                                  '{"gpufabric_host_roles": [], "gpufabric_cluster_roles": ["gpu_operator"], '
+                                  '"gpu_operator_helm_binary": "/nonexistent/bin/helm"}'], fleet)
+    output = " ".join(completed.stdout.split())
+    assert completed.returncode == 2, output[-3000:]
+    assert ("gpu_operator: helm not found on the controller: /nonexistent/bin/helm (gpu_operator_helm_binary, empty: "
+            "helm on the PATH); install helm 3 on the controller or set gpu_operator_helm_binary to its path") in output
+    assert "TASK [Gather the GPU fabric facts of every host]" not in output
+    assert "Error executing command" not in output
+
+
+def test_an_unreachable_cluster_stops_the_site_run_before_any_host_is_probed_naming_the_site_setting(
+        fleet, fake_helm, tmp_path):
+    """The kubeconfig the user set (gpufabric_kubeconfig) is named, not only the role's variable it defaults."""
+    fake_helm.configure({"name": "gpu-operator", "version": "v26.7.0"})
+    kubeconfig = tmp_path / "kubeconfig"
+    kubeconfig.write_text(yaml.safe_dump({
+        "apiVersion": "v1", "kind": "Config", "current-context": "c",
+        "clusters": [{"name": "c", "cluster": {"server": "https://127.0.0.1:9"}}],
+        "contexts": [{"name": "c", "context": {"cluster": "c", "user": "u"}}], "users": [{"name": "u", "user": {}}]}))
+    variables = {"gpufabric_host_roles": [], "gpufabric_cluster_roles": ["gpu_operator"],
+                 "gpufabric_kubeconfig": str(kubeconfig), "gpu_operator_helm_binary": str(fake_helm.path)}
+    completed = ansible_playbook(["-i", str(fleet / "hosts.yml"), "gpufabric.cluster.site", "-e",
+                                  f"gpufabric_report_dir={tmp_path / 'reports'}", "-e", json.dumps(variables)], fleet)
+    output = " ".join(completed.stdout.split())
+    assert completed.returncode == 2, output[-3000:]
+    assert (f"gpu_operator: cannot use the Kubernetes API with gpu_operator_kubeconfig {kubeconfig} (set by "
+            "gpufabric_kubeconfig) and gpu_operator_context (current): ") in output
+    assert "TASK [Gather the GPU fabric facts of every host]" not in output
+
+
+def test_a_run_without_the_cluster_phase_does_not_check_the_controller_for_it(fleet):
+    completed, _summary, _reports = run_site(fleet, "no-cluster-check", "-e",
+                                             '{"gpu_operator_helm_binary": "/nonexistent/bin/helm"}')
+    assert "helm not found" not in completed.stdout
+    assert "TASK [Gather the GPU fabric facts of every host]" in completed.stdout
