@@ -170,3 +170,54 @@ def test_the_preflight_of_a_limited_run_probes_exactly_the_fleet_hosts_it_lacks_
     report = json.loads((site / "reports" / "preflight.json").read_text())
     assert report["imex_domain_peers"] == {"members": [], "unknown": []}
     assert sorted(report["hosts"]) == ["tray-02"]
+
+
+@pytest.mark.parametrize(("check", "plan", "refused"), [
+    (True, None, "the NVIDIA driver (570.172.08, ansible_facts['gpufabric']['gpu']['driver_version']) is older"),
+    (True, {"action": "install", "branch": "580", "version": ""}, None),
+    (True, {"action": "install", "branch": "575", "version": "575.0.9"},
+     "the NVIDIA driver (575.0.9, which nvidia_driver would install in this run (check mode)) is older"),
+    (True, {"action": "install", "branch": "575", "version": ""},
+     "the NVIDIA driver (branch 575, which nvidia_driver would install in this run (check mode)) is older"),
+    (True, {"action": "present", "branch": "580", "version": ""}, "the NVIDIA driver (570.172.08, ansible_facts"),
+    (False, {"action": "install", "branch": "580", "version": ""}, "the NVIDIA driver (570.172.08, ansible_facts"),
+])
+def test_check_mode_judges_the_driver_that_nvidia_driver_would_install(tmp_path, tray_facts, host_trees, check, plan,
+                                                                       refused):
+    """Issue 45: --check of a site run over trays whose driver nvidia_driver installs failed every tray, judged
+    against the loaded driver that run replaces. In check mode nvidia_imex now judges nvidia_driver_plan (what the
+    driver role publishes); outside check mode, or when the driver role installs nothing, the loaded driver."""
+    site = make_site(tmp_path, tray_facts, host_trees["gb200_tray"], cached=tuple(TRAYS))
+    play = [{"name": "IMEX", "hosts": "gpu_nodes", "gather_facts": False, "tasks": [
+        {"name": "Check the input", "ansible.builtin.include_role": {
+            "name": "gpufabric.cluster.nvidia_imex", "tasks_from": "validate"}}]}]
+    (site / "validate.yml").write_text(yaml.safe_dump(play, sort_keys=False))
+    variables = {"nvidia_imex_mode": "dra", "nvidia_imex_dra_min_driver_version": "575.1.1"}
+    if plan is not None:
+        variables["nvidia_driver_plan"] = plan
+    returncode, output = run(site, "--limit", "tray-01", "-e", json.dumps(variables), *(["--check"] if check else []),
+                             playbook="validate.yml")
+    if refused is None:
+        assert returncode == 0, output[-3000:]
+    else:
+        assert returncode == 2, output[-3000:]
+        assert f"host tray-01: nvidia_imex_mode is dra but {refused}" in output, output[-3000:]
+        assert "nvidia_imex_dra_min_driver_version 575.1.1, the minimum for ComputeDomains" in output
+
+
+def test_the_driver_role_publishes_what_it_would_install(tmp_path, tray_facts, host_trees):
+    """The other half: nvidia_driver's own decision (tasks/validate.yml) is published as nvidia_driver_plan, in check
+    mode too; the recorded tray runs 570.172.08, the role's default branch is newer, so it would install."""
+    site = make_site(tmp_path, tray_facts, host_trees["gb200_tray"], cached=tuple(TRAYS))
+    play = [{"name": "Driver", "hosts": "gpu_nodes", "gather_facts": True, "tasks": [
+        {"name": "Load the variables of this OS", "ansible.builtin.include_role": {
+            "name": "gpufabric.cluster._os_vars", "tasks_from": "load"}, "vars": {"_os_vars_role": "nvidia_driver"}},
+        {"name": "Decide", "ansible.builtin.include_role": {
+            "name": "gpufabric.cluster.nvidia_driver", "tasks_from": "validate"}},
+        {"name": "Show the plan", "ansible.builtin.debug": {"msg": "PLAN {{ nvidia_driver_plan | to_json }}"}}]}]
+    (site / "driver.yml").write_text(yaml.safe_dump(play, sort_keys=False))
+    returncode, output = run(site, "--limit", "tray-01", "--check", "-e", '{"nvidia_driver_branch": "580"}',
+                             playbook="driver.yml")
+    assert returncode == 0, output[-3000:]
+    assert '"msg": "PLAN {\\"action\\": \\"install\\", \\"branch\\": \\"580\\", \\"version\\": \\"\\"}"' in output, \
+        output[-3000:]
