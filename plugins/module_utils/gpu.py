@@ -379,7 +379,7 @@ def collect_gpu(root: str, runner: t.Any = None, source_factory: SourceFactory |
     """
     result: dict[str, t.Any] = {
         "driver_loaded": False, "driver_version": None, "kernel_module": None, "cuda_driver_version": None,
-        "nvml_version": None, "source": "pci", "count": 0, "gpus": [], "cliques": [],
+        "nvml_version": None, "source": "pci", "nvml_bindings": None, "count": 0, "gpus": [], "cliques": [],
         "platform": platform_summary([], []), "errors": [], "warnings": [],
     }
     try:
@@ -399,14 +399,17 @@ def collect_gpu(root: str, runner: t.Any = None, source_factory: SourceFactory |
         try:
             gpus = _collect_nvml(factory(root), pci_gpus, nvml_result)
         except nvml.PynvmlMissing as exc:
+            result["nvml_bindings"] = False
             result["warnings"].append(f"{exc}. Listing GPUs from PCI sysfs instead")
         except NvmlError as exc:
+            result["nvml_bindings"] = True
             result["warnings"].append(f"NVML is not usable ({exc}); listing GPUs from PCI sysfs instead")
         else:
             nvml_result["errors"] = result["errors"] + nvml_result["errors"]
             nvml_result["warnings"] = result["warnings"] + nvml_result["warnings"]
             result = nvml_result
             result["source"] = "nvml"
+            result["nvml_bindings"] = True
             if result["driver_version"] is None:
                 result["driver_version"] = driver.version
     if gpus is None:

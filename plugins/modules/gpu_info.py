@@ -109,6 +109,14 @@ source:
   returned: always
   type: str
   sample: nvml
+nvml_bindings:
+  description:
+    - Whether nvidia-ml-py (C(import pynvml)), the NVML bindings the probe asks NVML through, is installed for the
+      Python that ran the probe; V(null) when NVML was not tried (no driver loaded).
+    - Without it there is no NVLink fabric state and no clique, so no IMEX domain for the host.
+  returned: always
+  type: bool
+  sample: true
 count:
   description: Number of GPUs in RV(gpus).
   returned: always

@@ -210,6 +210,10 @@ def check_fabric(gpu: dict) -> dict:
         return _check("fabric", "skip", "no NVIDIA GPU found")
     if not gpu.get("driver_loaded"):
         return _check("fabric", "skip", "fabric state is unknown while the driver is not loaded")
+    if gpu.get("source") != "nvml" and gpu.get("nvml_bindings") is False:
+        return _check("fabric", "warn", "fabric state and NVLink clique unknown: nvidia-ml-py (the NVML bindings) is "
+                                        "not installed for the Python that runs the probe on this host; install it "
+                                        "there (pip install nvidia-ml-py) so that its IMEX domain can be judged")
     if gpu.get("source") != "nvml":
         return _check("fabric", "warn", "fabric state is unknown: NVML was not usable, GPUs were listed from PCI")
     fabrics = [(item.get("index"), item.get("fabric") if isinstance(item.get("fabric"), Mapping) else None)

@@ -211,7 +211,8 @@ def test_collect_hgx_h100(host_trees, nvml_recording, recorded):
     gpus = result.pop("gpus")
     assert result == {
         "driver_loaded": True, "driver_version": "570.172.08", "kernel_module": "open",
-        "cuda_driver_version": "12.8", "nvml_version": "12.570.172.08", "source": "nvml", "count": 8,
+        "cuda_driver_version": "12.8", "nvml_version": "12.570.172.08", "source": "nvml", "nvml_bindings": True,
+        "count": 8,
         "cliques": [], "platform": NO_PLATFORM, "errors": [], "warnings": [],
     }
     assert [g["index"] for g in gpus] == list(range(8))
@@ -251,7 +252,8 @@ def test_collect_gb200_tray(host_trees, nvml_recording, recorded):
 def test_collect_no_nvidia(host_trees, nvml_recording, recorded):
     assert recorded(host_trees["no_nvidia"], nvml_recording("no_nvidia")) == {
         "driver_loaded": False, "driver_version": None, "kernel_module": None, "cuda_driver_version": None,
-        "nvml_version": None, "source": "pci", "count": 0, "gpus": [], "cliques": [], "platform": NO_PLATFORM,
+        "nvml_version": None, "source": "pci", "nvml_bindings": None,
+        "count": 0, "gpus": [], "cliques": [], "platform": NO_PLATFORM,
         "errors": [], "warnings": [],
     }
 
@@ -261,7 +263,8 @@ def test_collect_broken_node_lists_pci(host_trees, nvml_recording, recorded):
     gpus = result.pop("gpus")
     assert result == {
         "driver_loaded": False, "driver_version": None, "kernel_module": None, "cuda_driver_version": None,
-        "nvml_version": None, "source": "pci", "count": 2, "cliques": [], "platform": NO_PLATFORM, "errors": [],
+        "nvml_version": None, "source": "pci", "nvml_bindings": None,
+        "count": 2, "cliques": [], "platform": NO_PLATFORM, "errors": [],
         "warnings": [],
     }
     assert gpus[1] == {
@@ -489,6 +492,7 @@ def test_missing_root(tmp_path):
     missing = str(tmp_path / "absent")
     assert gpu.collect_gpu(missing, None) == {
         "driver_loaded": False, "driver_version": None, "kernel_module": None, "cuda_driver_version": None,
-        "nvml_version": None, "source": "pci", "count": 0, "gpus": [], "cliques": [], "platform": NO_PLATFORM,
+        "nvml_version": None, "source": "pci", "nvml_bindings": None,
+        "count": 0, "gpus": [], "cliques": [], "platform": NO_PLATFORM,
         "errors": [f"root {missing!r} does not exist or is not a directory"], "warnings": [],
     }
