@@ -227,3 +227,29 @@ def test_a_run_without_the_cluster_phase_does_not_check_the_controller_for_it(fl
                                              '{"gpu_operator_helm_binary": "/nonexistent/bin/helm"}')
     assert "helm not found" not in completed.stdout
     assert "TASK [Gather the GPU fabric facts of every host]" in completed.stdout
+
+
+@pytest.mark.parametrize(("become", "refused"), [(None, False), ("nobody", True)])
+def test_the_host_phase_refuses_a_host_where_the_roles_would_not_be_root(fleet, tmp_path, become, refused):
+    """Issue 45: nothing checked become before the host phase acted; a host reached as another user failed inside
+    its first role. Here the host is reached as user nobody (su, which root may use without a password) or as this
+    test's root; check mode and one role, with the controller meant (the host is local)."""
+    inventory = yaml.safe_load((fleet / "hosts.yml").read_text())
+    hgx = inventory["all"]["children"]["gpu_nodes"]["hosts"]["hgx"]
+    hgx["ansible_python_interpreter"] = "/usr/bin/python3"
+    if become:
+        hgx.update({"ansible_become": True, "ansible_become_method": "su", "ansible_become_user": become,
+                    "ansible_become_flags": "-s /bin/sh"})
+    (tmp_path / "hosts.yml").write_text(yaml.safe_dump(inventory))
+    completed = ansible_playbook(["-i", str(tmp_path / "hosts.yml"), "gpufabric.cluster.hosts", "--check", "--limit",
+                                  "hgx", "-e", '{"gpufabric_host_roles": ["nvidia_peermem"], '
+                                  '"gpufabric_host_phase_on_controller": true}'], tmp_path,
+                                 env={"ANSIBLE_PIPELINING": "true"})
+    output = " ".join(completed.stdout.split())
+    said = "host hgx: the host roles would act as user id 65534, not root: set ansible_become to true for the host"
+    assert (said in output) is refused, output[-3000:]
+    if refused:
+        assert completed.returncode == 2
+        assert "TASK [gpufabric.cluster.nvidia_peermem" not in output
+    else:
+        assert "TASK [gpufabric.cluster.nvidia_peermem" in output, output[-3000:]
