@@ -22,13 +22,9 @@ from hypothesis import strategies as st
 
 from ansible_collections.gpufabric.cluster.plugins.module_utils.connectx import collect_connectx
 from ansible_collections.gpufabric.cluster.plugins.module_utils.network import parse_ip_addr
-from ansible_collections.gpufabric.cluster.plugins.plugin_utils import imex_address, network_facts
+from ansible_collections.gpufabric.cluster.plugins.plugin_utils import imex_address, network_facts, rail_plan
 from ansible_collections.gpufabric.cluster.plugins.plugin_utils.rail_indices import RECORD_FILE
-from ansible_collections.gpufabric.cluster.plugins.plugin_utils.rail_plan import (
-    RailPlanError,
-    derive_rail_plan,
-    network_of,
-)
+from ansible_collections.gpufabric.cluster.plugins.plugin_utils.rail_plan import RailPlanError, derive_rail_plan
 
 RAILS = [{"ipv4": "172.31.0.0/24", "ipv6": "fd00:31::/64"}, {"ipv4": "172.31.1.0/24"}]
 NETDEVS = ["enp170s0f0np0", "enp170s0f1np1"]  # the recorded HGX H100's two RoCE ports: rails 0 and 1
@@ -141,7 +137,7 @@ def test_facts_gathered_by_an_earlier_play_keep_working(connectx):
     # setup's network facts and fabric_facts' network subset: the subset decides (it has max_mtu)
     setup = {"default_ipv4": {"interface": "eno1"}, "interfaces": ["eno1", *NETDEVS], "eno1": {}}
     network = fabric_network(connectx, max_mtu={NETDEVS[0]: 1500})
-    assert network_of(hostvars(connectx, network, setup)["h"])["interfaces"][0] == "eno1"
+    assert rail_plan.network_of(hostvars(connectx, network, setup)["h"])["interfaces"][0] == "eno1"
     assert "maximum MTU 1500" in refusal(hostvars(connectx, network, setup))[0]
     # setup's alone (a host's vars from before the subset): read as the same layout
     plan = derive_rail_plan(hostvars(connectx, None, setup), ["h"])["h"]
@@ -150,7 +146,7 @@ def test_facts_gathered_by_an_earlier_play_keep_working(connectx):
     plan = derive_rail_plan(hostvars(connectx, None, setup), ["h"])["h"]
     assert (plan["host_index"], plan["host_index_source"]) == (4, "addresses")
     # none: no live addresses, no maximum, no existence check
-    assert network_of(hostvars(connectx)["h"]) == {}
+    assert rail_plan.network_of(hostvars(connectx)["h"]) == {}
     assert derive_rail_plan(hostvars(connectx), ["h"])["h"]["host_index_source"] == "allocated"
 
 
