@@ -1,15 +1,17 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpufabric.cluster contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The host's IP addresses as ``setup``'s ``network`` subset reports the ones the IMEX address rule reads.
+"""The host's IP addresses as ``setup``'s ``network`` subset reports them, and each link's MTU limits.
 
 ``default_ipv4`` / ``default_ipv6``: the interface, source address and gateway of the route to a public
 address, asked as ``setup`` asks (``route get 8.8.8.8``, ``route get 2404:6800:400a:800::1012``);
 ``interfaces``: per interface its primary IPv4 address (``address``, ``netmask``, ``network``, ``prefix``,
-``broadcast``) and its IPv6 addresses (``address``, ``prefix``, ``scope``) from ``addr show``.  The three
-questions go to one ``ip -json -force -batch -`` process (one JSON list per answered line; a route that does
-not exist prints nothing).  The ``ip`` tool is the one below ``root`` (host_commands); one that leads
-outside ``root`` is refused.
+``broadcast``), its other IPv4 addresses (``ipv4_secondaries``, the same keys), its IPv6 addresses
+(``address``, ``prefix``, ``scope``) from ``addr show``, and the link's ``mtu`` and ``max_mtu``.  The three
+questions go to one ``ip -json -details -force -batch -`` process (one JSON list per answered line; a route
+that does not exist prints nothing).  The ``ip`` tool is the one below ``root`` (host_commands); one that
+leads outside ``root`` is refused.  Read by the IMEX address rule and by the ``rdma_network`` role (default
+routes' interfaces, every live address, the maximum MTU of each link).
 Pure parsers over the tool's text; nothing raises out of :func:`collect_network`.
 """
 
@@ -30,6 +32,9 @@ from ansible_collections.gpufabric.cluster.plugins.module_utils.host_files impor
 # The destinations setup's network collector asks the route to (ansible.module_utils.facts.network.linux).
 ROUTE_PROBES = {"ipv4": ("-4", "8.8.8.8"), "ipv6": ("-6", "2404:6800:400a:800::1012")}
 BATCH = "".join(["addr show\n"] + [f"route get {destination}\n" for _flag, destination in ROUTE_PROBES.values()])
+IP_ARGV = ["ip", "-json", "-details", "-force", "-batch", "-"]
+# The kernel keeps a link's MTU and its limits as unsigned 32-bit numbers.
+MTU_LIMIT = 2**32 - 1
 
 
 def empty_payload() -> dict:
@@ -54,14 +59,29 @@ def _prefix(value: t.Any, family: str, what: str) -> int:
     return value
 
 
+def _mtu(link: dict, key: str, what: str) -> int | None:
+    """A link's ``mtu`` / ``max_mtu`` (``None`` when the tool gives none); anything but a 32-bit count is an error."""
+    value = link.get(key)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MTU_LIMIT:
+        raise ParseError(f"{what}: {key} {value!r} is not an integer from 0 to {MTU_LIMIT}")
+    return value
+
+
 def parse_ip_addr(text: str) -> dict[str, dict]:
-    """Parse ``ip -json addr show`` into ``{interface: {'ipv4': {...}, 'ipv6': [...]}}``.
+    """Parse ``ip -json [-details] addr show`` into ``{interface: {'ipv4': {...}, 'ipv6': [...], ...}}``.
 
     ``ipv4`` is the first address that is not ``secondary`` (what setup calls the primary address), with
     ``address``, ``netmask``, ``network``, ``prefix`` (text, as setup gives it) and ``broadcast`` (``''`` when
-    none); an interface without one has no ``ipv4`` key.  ``ipv6`` lists every IPv6 address in the tool's
-    order with ``address``, ``prefix`` (text) and ``scope``.  Raises :class:`ParseError` on output that is not
-    the tool's JSON (not a list of objects, an interface without a name twice, a malformed address).
+    none); an interface without one has no ``ipv4`` key.  ``ipv4_secondaries`` lists the other IPv4 addresses
+    in the tool's order, with the same keys (absent when there are none, as in setup: a second address of
+    another subnet is listed there too, as setup does).  ``ipv6`` lists every IPv6 address in the tool's order
+    with ``address``, ``prefix`` (text) and ``scope``.  ``mtu`` and ``max_mtu`` are the link's MTU and the
+    largest its driver takes (integers; ``-details`` gives ``max_mtu``, where ``0`` means the driver sets no
+    maximum), absent when the tool gives none.  Raises :class:`ParseError` on output that is not the tool's
+    JSON (not a list of objects, an interface without a name or twice, a malformed address, an MTU that is not
+    an integer from 0 to 2**32 - 1).
     """
     interfaces: dict[str, dict] = {}
     for link in _json_list(text, "ip -json addr show"):
@@ -71,6 +91,10 @@ def parse_ip_addr(text: str) -> dict[str, dict]:
         if name in interfaces:
             raise ParseError(f"ip -json addr show: interface {name} listed twice")
         entry: dict[str, t.Any] = {}
+        for key in ("mtu", "max_mtu"):
+            value = _mtu(link, key, f"ip -json addr show: {name}")
+            if value is not None:
+                entry[key] = value
         addr_info = link.get("addr_info", [])
         if not isinstance(addr_info, list):
             raise ParseError(f"ip -json addr show: {name}: addr_info is not a list")
@@ -89,12 +113,14 @@ def parse_ip_addr(text: str) -> dict[str, dict]:
                 raise ParseError(f"{what}: {address} is not an {family} address")
             prefix = _prefix(info.get("prefixlen"), family, what)
             if family == "ipv4":
-                if info.get("secondary") is True or "ipv4" in entry:
-                    continue
                 network = ipaddress.ip_network(f"{address}/{prefix}", strict=False)
-                entry["ipv4"] = {"address": str(address), "broadcast": str(info.get("broadcast") or ""),
-                                 "netmask": str(network.netmask), "network": str(network.network_address),
-                                 "prefix": str(prefix)}
+                details = {"address": str(address), "broadcast": str(info.get("broadcast") or ""),
+                           "netmask": str(network.netmask), "network": str(network.network_address),
+                           "prefix": str(prefix)}
+                if info.get("secondary") is True or "ipv4" in entry:
+                    entry.setdefault("ipv4_secondaries", []).append(details)
+                else:
+                    entry["ipv4"] = details
             else:
                 entry.setdefault("ipv6", []).append({"address": str(address), "prefix": str(prefix),
                                                      "scope": str(info.get("scope") or "global")})
@@ -195,7 +221,7 @@ def collect_network(root: str, runner: Runner) -> dict:
         errors.extend(root.refusal_errors(errors))
         return payload
     try:
-        rc, out, err = run_found(runner, root, ["ip", "-json", "-force", "-batch", "-"], data=BATCH)
+        rc, out, err = run_found(runner, root, IP_ARGV, data=BATCH)
         addresses, routes = split_batch(out)
         if addresses is None:  # rc is 1 also when only a route is missing; the address list never is
             detail = (err or "").strip().splitlines()

@@ -136,10 +136,11 @@ ansible_facts:
           description:
             - The host's addresses, read with the C(ip) tool below O(root) (C(addr show) and the routes
               M(ansible.builtin.setup) asks for, C(route get 8.8.8.8) and C(route get 2404:6800:400a:800::1012),
-              in one C(ip -json -force -batch -) process), in the layout of C(setup)'s network facts. A tool that
-              resolves outside O(root) is not run.
+              in one C(ip -json -details -force -batch -) process), in the layout of C(setup)'s network facts,
+              with each link's C(mtu) and C(max_mtu). A tool that resolves outside O(root) is not run.
             - Read by the IMEX address rule (P(gpufabric.cluster.imex_address#filter)) when C(setup)'s network
-              facts were not gathered.
+              facts were not gathered, and by the C(gpufabric.cluster.rdma_network) role
+              (the default routes' interfaces, every live address, each link's maximum MTU).
           returned: when gathered
           type: dict
           contains:
@@ -165,15 +166,22 @@ ansible_facts:
               description:
                 - Every interface by name. C(ipv4) (when it has an IPv4 address) is its primary IPv4 address
                   with C(address), C(broadcast) (C('') when none), C(netmask), C(network) and C(prefix) (text);
-                  C(ipv6) (when it has IPv6 addresses) lists them in the kernel's order with C(address),
-                  C(prefix) (text) and C(scope) (C(global), C(link), C(host)).
+                  C(ipv4_secondaries) (when it has more IPv4 addresses) lists the others in the kernel's order,
+                  with the same keys, as C(setup) does; C(ipv6) (when it has IPv6 addresses) lists them in the
+                  kernel's order with C(address), C(prefix) (text) and C(scope) (C(global), C(link), C(host)).
+                - C(mtu) and C(max_mtu) (integers, absent when the tool gives none) are the link's MTU and the
+                  largest MTU its driver takes (C(0) when the driver sets no maximum).
               returned: always
               type: dict
               sample:
                 eth0:
                   ipv4: {address: 192.0.2.2, broadcast: 192.0.2.255, netmask: 255.255.255.0, network: 192.0.2.0,
                          prefix: "24"}
+                  ipv4_secondaries: [{address: 192.0.2.9, broadcast: 192.0.2.255, netmask: 255.255.255.0,
+                                      network: 192.0.2.0, prefix: "24"}]
                   ipv6: [{address: "fd00::2", prefix: "64", scope: global}]
+                  mtu: 1500
+                  max_mtu: 9978
             errors:
               description: What could not be read (no C(ip) below O(root), a failing command, output that is
                 not the tool's JSON). Never fails the task.

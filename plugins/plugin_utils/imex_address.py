@@ -7,7 +7,8 @@ A host's IMEX address is, in this order: the explicit address setting; else the 
 ``interface`` setting in the ``family`` setting (``ansible_facts[interface][family]``); else the address of
 the default route's interface in that family (``ansible_facts['default_' + family]``).  Pure functions over
 the ``ansible_facts`` of one host: the ``network`` subset of ``setup`` when it was gathered, else the
-``network`` subset of ``gpufabric.cluster.fabric_facts`` (the same values, read the way setup reads them);
+``network`` subset of ``gpufabric.cluster.fabric_facts`` (the same values, read the way setup reads them;
+:func:`...plugin_utils.network_facts.network_facts`);
 errors are :class:`ImexAddressError` with a message that names the host and the variable to set.
 """
 
@@ -16,6 +17,8 @@ from __future__ import annotations
 import ipaddress
 import typing as t
 from collections.abc import Mapping
+
+from ansible_collections.gpufabric.cluster.plugins.plugin_utils.network_facts import interface_entry, network_facts
 
 FAMILIES = ("ipv4", "ipv6")
 
@@ -77,24 +80,6 @@ def where_of(interface: str | None, family: str) -> str:
     return f"ansible_facts['{interface}']['{family}']" if interface else f"ansible_facts['default_{family}']"
 
 
-def network_facts(facts: Mapping) -> Mapping:
-    """The facts the address is read from: ``setup``'s when its network subset was gathered, else
-    ``ansible_facts['gpufabric']['network']`` (``fabric_facts``' network subset: the same ``default_ipv4`` /
-    ``default_ipv6``, and the interfaces under ``interfaces``), flattened the way ``setup`` lays them out."""
-    if not isinstance(facts, Mapping):
-        return {}
-    if any(key in facts for key in ("interfaces", "default_ipv4", "default_ipv6")):
-        return facts
-    gpufabric = facts.get("gpufabric")
-    network = gpufabric.get("network") if isinstance(gpufabric, Mapping) else None
-    if not isinstance(network, Mapping):
-        return facts
-    interfaces = network.get("interfaces")
-    flat = dict(interfaces) if isinstance(interfaces, Mapping) else {}
-    flat.update({key: network.get(key) or {} for key in ("default_ipv4", "default_ipv6")})
-    return flat
-
-
 def fact_address(facts: Mapping, family: str, interface: str | None) -> t.Any:
     """The address the facts hold for ``interface`` (or the default route's interface) in ``family``.
 
@@ -102,8 +87,7 @@ def fact_address(facts: Mapping, family: str, interface: str | None) -> t.Any:
     """
     facts = network_facts(facts)
     if interface:
-        iface = facts.get(interface.replace("-", "_")) or facts.get(interface) or {}
-        entry = iface.get(family) if isinstance(iface, Mapping) else None
+        entry = interface_entry(facts, interface).get(family)
         if isinstance(entry, list):  # ipv6: a list of {address, prefix, scope}
             found = [item.get("address") for item in entry
                      if isinstance(item, Mapping) and item.get("scope", "global") == "global"]

@@ -10,8 +10,9 @@ host of the run comes from, in this order:
 1. ``explicit``: its ``rdma_network_host_index`` (0 or more);
 2. what the host holds: ``record``, the record the role wrote on the host when it first planned it (index, offset
    and the addresses of every rail, :data:`RECORD_FILE`); without one ``addresses``, the index its live addresses
-   on the planned rails were made from (a host converged by a build that wrote no record); without those ``facts``,
-   its rail plan of an earlier run (``ansible_facts['rdma_network_rail_plan']``, from a fact cache);
+   on the planned rails (its network facts: primary, secondary and IPv6 addresses) were made from (a host converged
+   by a build that wrote no record); without those ``facts``, its rail plan of an earlier run
+   (``ansible_facts['rdma_network_rail_plan']``, from a fact cache);
 3. ``allocated``: the lowest index that no host of the fleet is given explicitly or holds, hosts in natural name
    order.  The fleet is every host whose addresses are kept apart (the inventory's GPU hosts), the run's hosts and
    the others; a host outside the run is known by its explicit index or its rail plan in the facts.  While one is
@@ -34,6 +35,7 @@ import typing as t
 from collections.abc import Mapping
 
 from ansible_collections.gpufabric.cluster.plugins.module_utils.sort_keys import natural_key
+from ansible_collections.gpufabric.cluster.plugins.plugin_utils import network_facts
 
 RECORD_FILE = "/etc/gpufabric/rdma_network.json"
 RECORD_VERSION = 1
@@ -239,45 +241,56 @@ def held_of_plan_fact(fact: t.Any, host: str, labels: Mapping[str, str], errors:
     return held
 
 
-def _live_addresses(addresses: t.Any, netdev: str, host: str, errors: list[str]) -> list:
-    """The global addresses of ``netdev`` in the host's live links (``ip -json address``: netdev to ``addr_info``)."""
-    entries = addresses.get(netdev) or []
-    where = f"host {host}: addresses (the live addresses of the links, from ip address)"
-    if not isinstance(entries, (list, tuple)):
-        errors.append(f"{where}: {netdev} must be a list of addresses, got {type(entries).__name__}")
-        return []
+def _live_addresses(network: Mapping, netdev: str, host: str, errors: list[str]) -> list:
+    """The global addresses of ``netdev`` in the host's network facts (``setup``'s layout,
+    :mod:`...plugin_utils.network_facts`): its primary IPv4 address, its ``ipv4_secondaries`` (a rail address may be
+    one) and its IPv6 addresses of scope ``global``, each with its prefix (or, for IPv4, netmask)."""
+    entry = network_facts.interface_entry(network, netdev)
+    where = f"host {host}: {network_facts.FABRIC_FACT}['interfaces']['{netdev}'] (its live addresses)"
+    candidates: list[t.Any] = []
+    for key, many in (("ipv4", False), ("ipv4_secondaries", True), ("ipv6", True)):
+        value = entry.get(key)
+        if value is None:
+            continue
+        if many and not isinstance(value, (list, tuple)):
+            errors.append(f"{where}: {key} must be a list of addresses, got {type(value).__name__}")
+            continue
+        candidates.extend((key, item) for item in (value if many else [value]))
     found = []
-    for entry in entries:
-        if not isinstance(entry, Mapping):
-            errors.append(f"{where}: {netdev}: an entry is not a mapping")
+    for key, item in candidates:
+        if not isinstance(item, Mapping):
+            errors.append(f"{where}: an entry of {key} is not a mapping")
             continue
-        if entry.get("scope") != "global" or entry.get("family") not in ("inet", "inet6"):
+        if key == "ipv6" and item.get("scope", "global") != "global":
             continue
-        prefix = _whole(entry.get("prefixlen"))
         try:
-            found.append(ipaddress.ip_interface(f"{entry.get('local')}/{prefix}"))
+            interface = ipaddress.ip_interface(f"{item.get('address')}/{item.get('prefix') or item.get('netmask')}")
         except ValueError:
-            errors.append(f"{where}: {netdev}: an entry is not an address with its prefix length")
+            errors.append(f"{where}: an entry of {key} is not an address with its prefix length")
+            continue
+        if interface.version == FAMILIES["ipv4" if key != "ipv6" else "ipv6"]:
+            found.append(interface)
     return found
 
 
-def held_of_addresses(rails: t.Sequence[Mapping], addresses: t.Any, offset: int | None, host: str,
+def held_of_addresses(rails: t.Sequence[Mapping], live: t.Any, offset: int | None, host: str,
                       labels: Mapping[str, str], errors: list[str]) -> Held | None:
     """The index a host's live addresses on its planned rails were made from (a host converged before records).
 
-    ``rails`` are the planned rails, each with ``rail``, ``netdev`` and ``networks`` (family to subnet).  Only live
-    addresses inside a rail's subnet count.  None when there are none; addresses that are not one index, or below the
-    offset, are an error naming the host, the rails and the addresses.
+    ``rails`` are the planned rails, each with ``rail``, ``netdev`` and ``networks`` (family to subnet); ``live``
+    is the host's network facts in ``setup``'s layout (:func:`...plugin_utils.network_facts.network_facts`; None when
+    not gathered).  Only live addresses inside a rail's subnet count.  None when there are none; addresses that are
+    not one index, or below the offset, are an error naming the host, the rails and the addresses.
     """
-    if addresses is None or offset is None:
+    if live is None or offset is None:
         return None
-    if not isinstance(addresses, Mapping):
-        errors.append(f"host {host}: addresses (the live addresses of the links, from ip address) must be a mapping, "
-                      f"got {type(addresses).__name__}")
+    if not isinstance(live, Mapping):
+        errors.append(f"host {host}: {network_facts.FABRIC_FACT} (the live addresses of the links) must be a mapping, "
+                      f"got {type(live).__name__}")
         return None
     found = []
     for rail in rails:
-        for interface in _live_addresses(addresses, rail["netdev"], host, errors):
+        for interface in _live_addresses(live, rail["netdev"], host, errors):
             for family, network in rail["networks"].items():
                 if interface.version == network.version and interface.ip in network:
                     index = int(interface.ip) - int(network.network_address) - offset

@@ -6,8 +6,10 @@
 Pure functions over hostvars-like mappings, used by the ``gpufabric.cluster.rail_plan`` filter (the
 ``rdma_network`` role).  Every host publishes its inputs as one mapping (``__rdma_network_input``: the
 port selection, the per-rail subnets, its explicit host index, the MTU settings, the interfaces that must not be
-touched, the live maximum MTU and addresses of its netdevs, and the record of its rail addresses read on the host);
-the ports come from ``ansible_facts['gpufabric']['connectx']['ports']`` (``gpufabric.cluster.fabric_facts``).
+touched, and the record of its rail addresses read on the host); the ports come from
+``ansible_facts['gpufabric']['connectx']['ports']`` and the default routes' interfaces, the live addresses and the
+maximum MTU of the links from ``ansible_facts['gpufabric']['network']`` (``gpufabric.cluster.fabric_facts``; ``setup``'s
+network facts when that subset was not gathered, :mod:`...plugin_utils.network_facts`).
 
 Rails: the ports that pass the static selectors (link layer, device id, PCI address, netdev pattern) in
 PCI order, numbered from 0; a down port keeps its number, so rail N is the same NIC on every run.  Rail N
@@ -32,6 +34,11 @@ from collections.abc import Mapping
 
 from ansible_collections.gpufabric.cluster.plugins.module_utils.sort_keys import natural_key, pci_key
 from ansible_collections.gpufabric.cluster.plugins.plugin_utils import arguments, rail_indices
+from ansible_collections.gpufabric.cluster.plugins.plugin_utils.network_facts import (
+    FABRIC_FACT,
+    interface_entry,
+    network_facts,
+)
 
 LINK_LAYERS = ("Ethernet", "InfiniBand")
 IPOIB_MODES = ("datagram", "connected")
@@ -73,6 +80,13 @@ class RailPlanError(ValueError):
 def _facts(host_vars: Mapping) -> Mapping:
     facts = host_vars.get("ansible_facts")
     return facts if isinstance(facts, Mapping) else {}
+
+
+def network_of(host_vars: Mapping) -> Mapping:
+    """A host's network facts in ``setup``'s layout, ``fabric_facts``' network subset first (it alone has
+    ``max_mtu``); ``{}`` when no network facts were gathered."""
+    network = network_facts(_facts(host_vars), prefer="fabric")
+    return network if "interfaces" in network else {}
 
 
 def ports_of(host_vars: Mapping, host: str = "", errors: list[str] | None = None) -> list[dict] | None:
@@ -317,7 +331,8 @@ def parse_rails(rails: t.Any, label: str, host: str, errors: list[str]) -> list[
 
 
 def _interface_addresses(facts: Mapping, name: str) -> list:
-    iface = _mapping(facts.get(name) or facts.get(name.replace("-", "_")))
+    """Every address of interface ``name`` (primary and secondary IPv4, IPv6) with its prefix."""
+    iface = interface_entry(facts, name)
     found = []
     for entry in [iface.get("ipv4"), *_as_list(iface.get("ipv4_secondaries")), *_as_list(iface.get("ipv6"))]:
         if isinstance(entry, Mapping) and entry.get("address"):
@@ -332,7 +347,7 @@ def _interface_addresses(facts: Mapping, name: str) -> list:
 
 def protected_interfaces(host_vars: Mapping, extra: t.Sequence[str]) -> list[str]:
     """Interfaces never to touch: the default routes', the one holding ``ansible_host``, and ``extra``."""
-    facts = _facts(host_vars)
+    facts = network_of(host_vars)
     names = {str(name) for name in extra if name}
     for family in ("ipv4", "ipv6"):
         interface = _mapping(facts.get(f"default_{family}")).get("interface")
@@ -351,8 +366,8 @@ def protected_interfaces(host_vars: Mapping, extra: t.Sequence[str]) -> list[str
 
 
 def _mtu_of(port: Mapping, rail: Mapping, settings: Mapping, labels: Mapping[str, str], host: str,
-            errors: list[str]) -> tuple[int | None, int | None, str | None]:
-    """Return ``(mtu, maximum, ipoib_mode)`` for a port."""
+            errors: list[str], network: Mapping | None = None) -> tuple[int | None, int | None, str | None]:
+    """Return ``(mtu, maximum, ipoib_mode)`` for a port; ``network``: the host's network facts (its ``max_mtu``)."""
     link_layer = port.get("link_layer")
     mode = None
     if link_layer == "InfiniBand":
@@ -368,9 +383,10 @@ def _mtu_of(port: Mapping, rail: Mapping, settings: Mapping, labels: Mapping[str
                       "ansible_facts['gpufabric']['connectx']")
         return None, None, None
     maximum = MAX_MTU[kind]
-    live = _mapping(settings.get("max_mtu")).get(port["netdev"])
+    live = interface_entry(network or {}, port["netdev"]).get("max_mtu")
     if live:
-        live = _int(live, f"host {host}: the maximum MTU of {port['netdev']} (ip link)", errors, minimum=1)
+        live = _int(live, f"host {host}: the maximum MTU of {port['netdev']} "
+                          f"({FABRIC_FACT}['interfaces']['{port['netdev']}']['max_mtu'])", errors, minimum=1)
         maximum = min(maximum, live or maximum)
     if rail.get("mtu"):
         mtu, source = rail["mtu"], f"{labels['rails']}[{port['rail']}].mtu"
@@ -405,10 +421,11 @@ def lay_out_host(host: str, host_vars: Mapping, settings: Mapping, labels: Mappi
     priority_base = _int(settings.get("rule_priority_base", 1000), f"host {host}: {labels['rule_priority_base']}",
                          errors, minimum=1)
     protected = protected_interfaces(host_vars, _as_list(settings.get("protected_interfaces")))
-    protected_addresses = {name: _interface_addresses(_facts(host_vars), name) for name in protected}
-    live_netdevs = settings.get("max_mtu")
-    if live_netdevs is not None and not isinstance(live_netdevs, Mapping):
-        errors.append(f"host {host}: max_mtu (netdev to its maximum MTU, from ip link) must be a mapping, got "
+    live = network_of(host_vars)
+    protected_addresses = {name: _interface_addresses(live, name) for name in protected}
+    live_netdevs = live.get("interfaces")
+    if live_netdevs is not None and not isinstance(live_netdevs, list):
+        errors.append(f"host {host}: ansible_facts['interfaces'] (the names of the links) must be a list, got "
                       f"{type(live_netdevs).__name__}")
     for port in chosen:
         number = port["rail"]
@@ -418,16 +435,16 @@ def lay_out_host(host: str, host_vars: Mapping, settings: Mapping, labels: Mappi
                           f"(default route, ansible_host or {labels['protected_interfaces']}); narrow the "
                           f"selection ({labels['netdev_pattern']}, {labels['rail_indices']})")
             continue
-        if isinstance(live_netdevs, Mapping) and live_netdevs and netdev not in live_netdevs:
+        if isinstance(live_netdevs, list) and live_netdevs and netdev not in live_netdevs:
             errors.append(f"host {host}: rail {number}: netdev {netdev} from ansible_facts['gpufabric']['connectx'] "
-                          "does not exist on the host (ip link); is the probe root right?")
+                          f"does not exist on the host ({FABRIC_FACT}['interfaces']); is the probe root right?")
         if number >= len(rails):
             errors.append(f"host {host}: {labels['rails']} has {len(rails)} entr{'y' if len(rails) == 1 else 'ies'}, "
                           f"so rail {number} ({netdev}) has no subnet; add {labels['rails']}[{number}] or narrow "
                           f"the selection ({labels['rail_indices']})")
             continue
         rail = rails[number]
-        mtu, maximum, mode = _mtu_of(port, rail, settings, labels, host, errors)
+        mtu, maximum, mode = _mtu_of(port, rail, settings, labels, host, errors, live)
         table = rail.get("table") or ((table_base or 0) + number)
         if table in RESERVED_TABLES:
             errors.append(f"host {host}: rail {number}: routing table {table} is reserved (local/main/default); "
@@ -528,7 +545,7 @@ def _claim_of_run_host(host: str, host_vars: Mapping, settings: Mapping, layout:
     if held is None and not _record_exists(settings.get("record")):
         rails = [{"rail": rail["rail"], "netdev": rail["netdev"], "networks": layout["networks"][rail["rail"]]}
                  for rail in layout["rails"]]
-        held = rail_indices.held_of_addresses(rails, settings.get("addresses"), layout["offset"], host, labels,
+        held = rail_indices.held_of_addresses(rails, network_of(host_vars) or None, layout["offset"], host, labels,
                                               errors)
     if held is None and len(errors) == before:
         held = rail_indices.held_of_plan_fact(_facts(host_vars).get(rail_indices.PLAN_FACT), host, labels, errors)
@@ -541,8 +558,9 @@ def derive_rail_plan(hostvars: Mapping, hosts: t.Sequence[str], input_var: str =
     """Return ``{host: {host, host_index, host_index_source, rails, skipped, record, moved}}`` for ``hosts``.
 
     Each host's settings are ``hostvars[host][input_var]``, with what it holds (``record``, the record file read on
-    the host; ``addresses``, its live addresses).  ``fleet`` (default ``hosts``) is every host whose addresses are kept
-    apart; a fleet host outside ``hosts`` is known by its hostvar named ``labels['host_index']`` and its rail plan in
+    the host); its live addresses and its links' maximum MTU are its network facts (:func:`network_of`).  ``fleet``
+    (default ``hosts``) is every host whose addresses are kept apart; a fleet host outside ``hosts`` is known by its
+    hostvar named ``labels['host_index']`` and its rail plan in
     ``ansible_facts`` (see :mod:`...plugin_utils.rail_indices` for the order of the index sources).  Raises
     :class:`RailPlanError` listing every problem of every host (each message names the host and the variable).
     """

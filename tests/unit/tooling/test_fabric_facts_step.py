@@ -13,7 +13,7 @@ import yaml
 
 ROLES = pathlib.Path(__file__).resolve().parents[3] / "roles"
 HOST_ROLES = {"nvidia_driver": ["gpu"], "doca_ofed": ["peermem"], "nvidia_peermem": ["peermem"],
-              "nvidia_imex": None, "rdma_network": ["connectx"]}
+              "nvidia_imex": None, "rdma_network": ["connectx", "network"]}
 
 
 def _tasks(role: str, name: str = "main.yml") -> list[dict]:

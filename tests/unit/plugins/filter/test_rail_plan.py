@@ -45,11 +45,14 @@ def rails(count, v6=False, base=0):
             for n in range(count)]
 
 
-def host(connectx, default_if="eno1", default_ip="192.0.2.21", **settings):
-    facts = {"gpufabric": {"connectx": copy.deepcopy(connectx)},
-             "default_ipv4": {"interface": default_if, "address": default_ip},
-             "interfaces": [default_if, "lo"],
-             default_if: {"ipv4": {"address": default_ip, "netmask": "255.255.255.0"}}}
+def host(connectx, default_if="eno1", default_ip="192.0.2.21", max_mtu=None, **settings):
+    """A host's facts: its ConnectX ports, and the network subset of fabric_facts with the default route on
+    ``default_if`` and the ports' netdevs as links (``max_mtu``: the links by netdev with their maximum MTU)."""
+    links = {port["netdev"]: {} for port in connectx["ports"]} if max_mtu is None else \
+        {netdev: {"max_mtu": value} for netdev, value in max_mtu.items()}
+    network = {"default_ipv4": {"interface": default_if, "address": default_ip}, "default_ipv6": {},
+               "interfaces": {default_if: {"ipv4": {"address": default_ip, "prefix": "24"}}, "lo": {}, **links}}
+    facts = {"gpufabric": {"connectx": copy.deepcopy(connectx), "network": network}}
     return {"ansible_facts": facts, "__rdma_network_input": settings}
 
 
@@ -161,7 +164,7 @@ def test_mtu_above_the_port_maximum_names_variable_and_host(hgx_connectx):
     assert "host h1: rdma_network_mtu 10000 is above the maximum MTU 9978 of enp170s0f0np0 (RoCE (Ethernet))" in message
     message = errors_of({"h1": host(hgx_connectx, rails=rails(8), link_layers=["InfiniBand"], mtu=9000)}, ["h1"])
     assert "host h1: rdma_network_mtu 9000 is above the maximum MTU 4092 of ibp24s0 (IPoIB datagram mode)" in message
-    # the kernel's maximum (ip -d link: maxmtu) lowers the limit
+    # the kernel's maximum (ansible_facts['gpufabric']['network']['interfaces'][netdev]['max_mtu']) lowers the limit
     live = dict.fromkeys(HGX_IB + HGX_ETH, 1500)
     per_rail = rails(10)
     per_rail[1]["mtu"] = 1600
@@ -473,8 +476,6 @@ def test_wrongly_shaped_facts_are_named(connectx, expected):
     ({"host_index": True}, "host h: rdma_network_host_index: True is not an integer"),
     ({"address_offset": 1.5}, "host h: rdma_network_address_offset: 1.5 is not an integer"),
     ({"rail_indices": [float("nan")]}, "host h: rdma_network_rail_indices: nan is not a rail number"),
-    ({"max_mtu": ["enp170s0f0np0"]}, "host h: max_mtu (netdev to its maximum MTU, from ip link) must be a mapping, "
-                                     "got list"),
 ])
 def test_numbers_that_are_not_integers_are_refused(hgx_connectx, settings_, expected):
     hostvars = {"h": host(hgx_connectx, rails=rails(10), link_layers=["Ethernet"], **settings_)}
@@ -517,12 +518,17 @@ _input = st.fixed_dictionaries({}, optional={
     "ipoib_mode": _maybe(st.sampled_from(["datagram", "connected"])),
     "link_layers": _maybe(st.lists(st.sampled_from(["Ethernet", "InfiniBand"]), max_size=2)),
     "netdev_pattern": _maybe(st.sampled_from(["enp.*", "(", ""])), "rail_indices": _maybe(st.lists(st.integers(-1, 3))),
-    "include_inactive": _maybe(st.booleans()), "max_mtu": _maybe(st.dictionaries(
-        st.sampled_from(["enp1s0np0", "enp2s0np0", "ibp3s0"]), st.integers(0, 70000))),
+    "include_inactive": _maybe(st.booleans()),
     "protected_interfaces": _maybe(st.lists(st.sampled_from(["enp1s0np0", "eno1"]), max_size=1))})
 _host = st.fixed_dictionaries({}, optional={
     "ansible_facts": _maybe(st.fixed_dictionaries({"gpufabric": _maybe(st.fixed_dictionaries(
-        {"connectx": _maybe(st.fixed_dictionaries({"ports": _maybe(st.lists(_maybe(_port), max_size=3))}))})),
+        {"connectx": _maybe(st.fixed_dictionaries({"ports": _maybe(st.lists(_maybe(_port), max_size=3))}))},
+        optional={"network": _maybe(st.fixed_dictionaries({"interfaces": _maybe(st.dictionaries(
+            st.sampled_from(["enp1s0np0", "enp2s0np0", "ibp3s0", "eno1"]), _maybe(st.fixed_dictionaries({}, optional={
+                "max_mtu": _maybe(st.integers(0, 70000)),
+                "ipv4_secondaries": _maybe(st.lists(st.fixed_dictionaries(
+                    {"address": st.sampled_from(["172.31.0.2", "172.31.1.1"]), "prefix": st.just("24")}),
+                    max_size=2))}))))}))})),
         "default_ipv4": _maybe(st.fixed_dictionaries({"interface": _maybe(st.just("eno1"))})),
         "interfaces": _maybe(st.lists(st.just("eno1"))),
         "eno1": _maybe(st.fixed_dictionaries({"ipv4": _maybe(st.fixed_dictionaries(

@@ -10,6 +10,7 @@ import os
 import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -17,6 +18,7 @@ from hypothesis import strategies as st
 
 from ansible_collections.gpufabric.cluster.plugins.module_utils.errors import ParseError
 from ansible_collections.gpufabric.cluster.plugins.module_utils.network import (
+    BATCH,
     collect_network,
     default_interface,
     parse_ip_addr,
@@ -55,11 +57,11 @@ def run(argv, check_rc=False, environ_update=None, data=None):
 
 
 def recorded_ip(root, addr=IP_ADDR, v4=ROUTE_V4, v6=None):
-    """TEST FIXTURE: an `ip -json -force -batch -` below root answering each line from recordings, as ip does:
+    """TEST FIXTURE: an `ip -json -details -force -batch -` below root answering each line from recordings, as ip does:
     one JSON line per answered command; a question answered None fails (nothing on stdout, exit 1 at the end)."""
     answers = {"addr show": addr, "route get 8.8.8.8": v4, "route get 2404:6800:400a:800::1012": v6}
     script = (f"#!{sys.executable}\n# TEST FIXTURE: recorded ip answers.\nimport sys\n"
-              f"assert sys.argv[1:] == ['-json', '-force', '-batch', '-'], sys.argv\n"
+              f"assert sys.argv[1:] == ['-json', '-details', '-force', '-batch', '-'], sys.argv\n"
               f"answers = {answers!r}\nrc = 0\n"
               "for number, line in enumerate(sys.stdin.read().splitlines(), 1):\n"
               "    if not line.strip():\n        continue\n"
@@ -77,9 +79,14 @@ def test_parse_ip_addr_primary_secondary_and_ipv6():
     assert list(interfaces) == ["lo", "eth0", "ibp3s0", "tun0"]
     assert interfaces["eth0"]["ipv4"] == {"address": "192.0.2.2", "broadcast": "192.0.2.255",
                                           "netmask": "255.255.255.0", "network": "192.0.2.0", "prefix": "24"}
+    assert interfaces["eth0"]["ipv4_secondaries"] == [{"address": "192.0.2.9", "broadcast": "192.0.2.255",
+                                                       "netmask": "255.255.255.0", "network": "192.0.2.0",
+                                                       "prefix": "24"}]
+    assert interfaces["eth0"]["mtu"] == 1500 and "max_mtu" not in interfaces["eth0"]
     assert interfaces["eth0"]["ipv6"] == [{"address": "fd00::2", "prefix": "64", "scope": "global"},
                                           {"address": "fe80::5054:ff:fe12:3456", "prefix": "64", "scope": "link"}]
-    assert interfaces["ibp3s0"] == {}
+    assert interfaces["ibp3s0"] == {"mtu": 4092}
+    assert "ipv4_secondaries" not in interfaces["tun0"]
     assert interfaces["tun0"]["ipv4"] == {"address": "10.8.0.1", "broadcast": "", "netmask": "255.255.255.255",
                                           "network": "10.8.0.1", "prefix": "32"}
     assert interfaces["lo"]["ipv6"] == [{"address": "::1", "prefix": "128", "scope": "host"}]
@@ -103,6 +110,13 @@ def test_parse_ip_addr_primary_secondary_and_ipv6():
                  "prefix length True is not an integer", id="boolean-prefix"),
     pytest.param('[{"ifname": "a", "addr_info": [{"family": "inet6", "local": "fd00::1", "prefixlen": 129}]}]',
                  "prefix length 129 is not an integer from 0 to 128", id="prefix-too-long"),
+    pytest.param('[{"ifname": "a", "mtu": "1500"}]', "a: mtu '1500' is not an integer from 0 to 4294967295",
+                 id="string-mtu"),
+    pytest.param('[{"ifname": "a", "max_mtu": true}]', "a: max_mtu True is not an integer", id="boolean-max-mtu"),
+    pytest.param('[{"ifname": "a", "max_mtu": -1}]', "a: max_mtu -1 is not an integer from 0", id="negative-max-mtu"),
+    pytest.param('[{"ifname": "a", "mtu": 4294967296}]', "a: mtu 4294967296 is not an integer from 0 to 4294967295",
+                 id="mtu-above-32-bits"),
+    pytest.param('[{"ifname": "a", "max_mtu": 9000.0}]', "a: max_mtu 9000.0 is not an integer", id="float-max-mtu"),
 ])
 def test_parse_ip_addr_refuses_what_is_not_the_tools_json(text, message):
     if message is None:
@@ -110,6 +124,35 @@ def test_parse_ip_addr_refuses_what_is_not_the_tools_json(text, message):
         return
     with pytest.raises(ParseError, match=message):
         parse_ip_addr(text)
+
+
+# Recorded on a Debian 12 machine with iproute2 6.1.0 in a fresh network namespace: see the file's "recorded".
+RECORDING = json.loads((Path(__file__).resolve().parents[3] / "fixtures" / "network" /
+                        "ip-json-details-batch-iproute2-6.1.json").read_text(encoding="utf-8"))
+
+
+def test_a_real_details_batch_gives_secondaries_mtu_and_routes(tmp_path):
+    """The real `ip -json -details -force -batch -` output: -details keeps the route answers parsable and adds
+    max_mtu and min_mtu per link; an address of another subnet and a secondary one are ipv4_secondaries."""
+    assert RECORDING["stdin"] == BATCH
+    addresses, routes = split_batch(RECORDING["stdout"])
+    interfaces = parse_ip_addr(addresses)
+    assert sorted(interfaces) == ["lo", "mgmt0", "mgmt0p", "rail0", "rail0p"]
+    rail = interfaces["rail0"]
+    assert (rail["mtu"], rail["max_mtu"]) == (9000, 65535)
+    assert rail["ipv4"]["address"] == "172.31.0.3"
+    assert [item["address"] for item in rail["ipv4_secondaries"]] == ["10.9.0.3", "172.31.0.9"]
+    assert [item["address"] for item in rail["ipv6"] if item["scope"] == "global"] == ["fd00:31::3"]
+    assert (interfaces["lo"]["mtu"], interfaces["lo"]["max_mtu"]) == (65536, 0)
+    assert parse_route_get(routes["ipv4"], "ipv4") == {"interface": "mgmt0", "address": "192.0.2.2",
+                                                       "gateway": "192.0.2.1"}
+    assert parse_route_get(routes["ipv6"], "ipv6") == {"interface": "mgmt0", "address": "fd00::2",
+                                                       "gateway": "fd00::1"}
+    lines = RECORDING["stdout"].splitlines()
+    recorded_ip(tmp_path, addr=lines[0], v4=lines[1], v6=lines[2])
+    payload = collect_network(str(tmp_path), run)
+    assert payload["errors"] == [] and payload["interfaces"] == interfaces
+    assert payload["default_ipv4"]["interface"] == "mgmt0" and payload["default_ipv6"]["address"] == "fd00::2"
 
 
 def test_parse_route_get():
@@ -248,6 +291,8 @@ def test_live_host_matches_setup_network_facts():
 JSONISH = st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=8),
                        lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner,
                                                                                    max_size=3), max_leaves=10)
+MTU = st.one_of(st.integers(-2, 2**33), st.sampled_from([0, 1500, 9000, 65535, 2**32 - 1, 2**32]), st.booleans(),
+                st.floats(allow_nan=True), st.text(max_size=5), st.none())
 ADDR_INFO = st.fixed_dictionaries({
     "family": st.sampled_from(["inet", "inet6", "link", None, 4]),
     "local": st.one_of(st.ip_addresses().map(str), st.text(max_size=6), st.none()),
@@ -259,7 +304,8 @@ ADDR_INFO = st.fixed_dictionaries({
 @settings(max_examples=200, deadline=None)
 @given(st.one_of(st.text(max_size=40), JSONISH.map(json.dumps),
                  st.lists(st.fixed_dictionaries({"ifname": st.text(max_size=4),
-                                                 "addr_info": st.lists(ADDR_INFO, max_size=3)}),
+                                                 "addr_info": st.lists(ADDR_INFO, max_size=3)},
+                                                optional={"mtu": MTU, "max_mtu": MTU, "min_mtu": MTU}),
                           max_size=3).map(json.dumps)))
 def test_parse_ip_addr_gives_interfaces_or_a_parse_error(text):
     try:
@@ -268,10 +314,17 @@ def test_parse_ip_addr_gives_interfaces_or_a_parse_error(text):
         return
     for name, entry in interfaces.items():
         assert isinstance(name, str) and name
-        assert set(entry) <= {"ipv4", "ipv6"}
-        if "ipv4" in entry:
-            assert set(entry["ipv4"]) == {"address", "broadcast", "netmask", "network", "prefix"}
-            assert 0 <= int(entry["ipv4"]["prefix"]) <= 32
+        assert set(entry) <= {"ipv4", "ipv4_secondaries", "ipv6", "mtu", "max_mtu"}
+        for key in ("mtu", "max_mtu"):
+            if key in entry:
+                assert type(entry[key]) is int and 0 <= entry[key] <= 2**32 - 1
+        assert entry.get("ipv4_secondaries", [None]) != []  # absent when there are none, as in setup
+        for item in [entry["ipv4"]] if "ipv4" in entry else []:
+            assert set(item) == {"address", "broadcast", "netmask", "network", "prefix"}
+            assert 0 <= int(item["prefix"]) <= 32
+        for item in entry.get("ipv4_secondaries", []):
+            assert set(item) == {"address", "broadcast", "netmask", "network", "prefix"}
+            assert "." in item["address"] and 0 <= int(item["prefix"]) <= 32
         for item in entry.get("ipv6", []):
             assert ":" in item["address"] and 0 <= int(item["prefix"]) <= 128
 

@@ -22,6 +22,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ansible_collections.gpufabric.cluster.plugins.module_utils.connectx import collect_connectx
+from ansible_collections.gpufabric.cluster.plugins.module_utils.network import parse_ip_addr
 from ansible_collections.gpufabric.cluster.plugins.module_utils.sort_keys import natural_key
 from ansible_collections.gpufabric.cluster.plugins.plugin_utils.rail_indices import PLAN_FACT, RECORD_FILE, RECORD_LIMIT
 from ansible_collections.gpufabric.cluster.plugins.plugin_utils.rail_plan import RailPlanError, derive_rail_plan
@@ -61,13 +62,16 @@ class Site:
             if host in self.explicit:
                 host_vars["rdma_network_host_index"] = self.explicit[host]
             if host in run:
-                facts["gpufabric"] = {"connectx": copy.deepcopy(self.connectx)}
+                live = self.live.get(host, {})  # every port's link exists, with the addresses the role left
+                links = [{"ifname": port["netdev"], "addr_info": live.get(port["netdev"], [])}
+                         for port in self.connectx["ports"]]
+                facts["gpufabric"] = {"connectx": copy.deepcopy(self.connectx), "network": {
+                    "default_ipv4": {}, "default_ipv6": {}, "interfaces": parse_ip_addr(json.dumps(links))}}
                 text = self.records.get(host)
                 record = ({"path": RECORD_FILE, "exists": True, "regular": True, "size": len(text), "content": text}
                           if text is not None else {"path": RECORD_FILE, "exists": False})
                 host_vars["__rdma_network_input"] = {
                     "rails": RAILS, "link_layers": ["Ethernet"], "record": record,
-                    "addresses": copy.deepcopy(self.live.get(host, {})),
                     "host_index": self.explicit.get(host, -1), **settings, **self.settings.get(host, {})}
             hostvars[host] = host_vars
         return hostvars
@@ -91,7 +95,8 @@ class Site:
 
 
 def live_of(rails):
-    """``ip -json address``'s ``addr_info`` of the planned rails (with the link-local address the kernel adds)."""
+    """``ip -json address``'s ``addr_info`` of the planned rails (with the link-local address the kernel adds); the
+    host's network facts are what fabric_facts' parser makes of them."""
     live = {}
     for rail in rails:
         entries = [{"family": "inet6", "local": "fe80::1", "prefixlen": 64, "scope": "link"}]

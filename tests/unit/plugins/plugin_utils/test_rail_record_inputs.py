@@ -42,7 +42,7 @@ def hostvars(connectx, content=None, host_index=-1):
               {"path": RECORD_FILE, "exists": True, "regular": True, "size": len(content.encode()), "content": content})
     return {"h": {"ansible_facts": {"gpufabric": {"connectx": connectx}},
                   "__rdma_network_input": {"rails": RAILS, "link_layers": ["Ethernet"], "record": record,
-                                           "addresses": {}, "host_index": host_index}}}
+                                           "host_index": host_index}}}
 
 
 def refused(connectx, content=None, host_index=-1):

@@ -23,6 +23,8 @@ from ansible.parsing.dataloader import DataLoader
 from ansible.template import Templar, trust_as_template
 from test_templates import ROCE_RAILS, plan_rails, render
 
+from ansible_collections.gpufabric.cluster.plugins.module_utils.network import parse_ip_addr
+
 ROLE = os.path.join(os.path.dirname(__file__), "..", "..", "..", "..", "roles", "rdma_network")
 RAIL_TEMPLATES = ("rail.network.j2", "rail.nmconnection.j2", "rail.interfaces.j2", "netplan.yaml.j2")
 
@@ -157,18 +159,27 @@ def test_handlers_apply_only_the_rails_applied_this_run():
             assert task["loop"] == "{{ __rdma_network_apply }}", task["name"]
 
 
-LINKS = [{"ifname": "lo", "addr_info": [{"local": "127.0.0.1"}]},
-         {"ifname": "enp24s0np0", "addr_info": [{"local": "172.31.0.1"}, {"local": "fd00:31::1"}]},
+def addr(local, secondary=False):
+    """One entry of ``ip -json address``'s ``addr_info``."""
+    return {"family": "inet6" if ":" in local else "inet", "local": local, "prefixlen": 64 if ":" in local else 24,
+            "scope": "host" if local.startswith("127.") else "global", **({"secondary": True} if secondary else {})}
+
+
+LINKS = [{"ifname": "lo", "addr_info": [addr("127.0.0.1")]},
+         {"ifname": "enp24s0np0", "addr_info": [addr("172.31.0.1"), addr("fd00:31::1")]},
          {"ifname": "enp94s0np0", "addr_info": []},
          {"ifname": "enp64s0np0"}]
 
 
 def applied(changed_netdevs, links=None):
+    """The rails applied, the host's network facts being what fabric_facts makes of ``links`` (ip's JSON)."""
     links = LINKS if links is None else links
+    facts = {"gpufabric": {"network": {"default_ipv4": {}, "default_ipv6": {},
+                                       "interfaces": parse_ip_addr(json.dumps(links))}}}
     results = [{"changed": rail["netdev"] in changed_netdevs, "item": rail} for rail in PLAN["rails"]]
     return [rail["netdev"] for rail in evaluate(
         "{{ __rdma_network_apply }}", rdma_network_rail_plan=PLAN, __rdma_network_rail_files={"results": results},
-        __rdma_network_links={"stdout": json.dumps(links)})]
+        ansible_facts=facts)]
 
 
 def test_a_rail_missing_its_live_address_is_applied_again():
@@ -176,8 +187,20 @@ def test_a_rail_missing_its_live_address_is_applied_again():
     # the down rail enp64s0np0 is not planned, so never applied
     assert applied([]) == ["enp94s0np0"]
     assert applied(["enp24s0np0"]) == ["enp24s0np0", "enp94s0np0"]
-    live = [*LINKS[:2], {"ifname": "enp94s0np0", "addr_info": [{"local": "172.31.3.1"}]}]
+    live = [*LINKS[:2], {"ifname": "enp94s0np0", "addr_info": [addr("172.31.3.1")]}]
     assert applied([], live) == []
     # one family missing is enough
-    partial = [LINKS[0], {"ifname": "enp24s0np0", "addr_info": [{"local": "172.31.0.1"}]}, live[2]]
+    partial = [LINKS[0], {"ifname": "enp24s0np0", "addr_info": [addr("172.31.0.1")]}, live[2]]
     assert applied([], partial) == ["enp24s0np0"]
+
+
+def test_a_rail_address_held_as_a_secondary_address_is_live():
+    # enp24s0np0's IPv4 rail address is a secondary address (another address of its subnet came first), and
+    # enp94s0np0's comes after an address of another subnet: both are live, nothing is applied again (the old
+    # ip-based list held them too; fabric_facts' network subset lists them under ipv4_secondaries)
+    links = [{"ifname": "enp24s0np0", "addr_info": [addr("172.31.0.77"), addr("172.31.0.1", secondary=True),
+                                                    addr("fd00:31::1")]},
+             {"ifname": "enp94s0np0", "addr_info": [addr("10.9.0.1"), addr("172.31.3.1")]}]
+    assert applied([], links) == []
+    # and without the secondary list, the rail would be applied again
+    assert applied([], [links[0], {"ifname": "enp94s0np0", "addr_info": [addr("10.9.0.1")]}]) == ["enp94s0np0"]

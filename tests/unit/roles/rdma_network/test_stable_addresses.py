@@ -7,9 +7,9 @@ A fleet of local hosts, each probing the recorded HGX H100 tree (its two RoCE po
 facts, plan and record steps (tasks/facts.yml, validate.yml, record.yml: everything main.yml does before a network
 stack is touched) run after run: a full converge, ``--limit`` to one host, a host added to the inventory, a new host
 alone without facts, an explicit index that would move a host. Each host keeps its record under a directory of its
-own (``__rdma_network_record_file``), and a TEST FIXTURE ``ip`` prints the links that host would have: the recorded
-tree's netdevs with the addresses of its record, applied after each run as the network stack would (every other
-``ip`` call goes to the real tool, as ``setup`` makes them). The molecule scenario
+own (``__rdma_network_record_file``) and probes a copy of the tree of its own, whose TEST FIXTURE ``ip`` (the one
+fabric_facts' network subset runs, below the probe root) prints the links that host would have: the recorded tree's
+netdevs with the addresses of its record, applied after each run as the network stack would. The molecule scenario
 (molecule/rdma_network/stable_addresses.yml) does the same on five hosts with the addresses live.
 
 On the starting commit the full run gave hgx-3 172.31.0.3, ``--limit hgx-3`` gave it 172.31.0.1 (hgx-1's), and
@@ -30,23 +30,25 @@ from ansible_collections.gpufabric.cluster.tests.unit.playbooks.runner import an
 
 NETDEVS = ["enp170s0f0np0", "enp170s0f1np1"]
 FOUR = ["hgx-1", "hgx-2", "hgx-3", "hgx-4"]
-# TEST FIXTURE: `ip -json -details address show` prints the links of the host running the task (the play passes them
-# in the environment); any other call is the real ip's.
+# TEST FIXTURE: the `ip` of a host's tree answers fabric_facts' `ip -json -details -force -batch -` with the links of
+# that host (the file the fleet keeps) for `addr show`, and no route (nothing) for the route lookups.
 FAKE_IP = """#!/bin/sh
-if [ "$*" = "-json -details address show" ]; then printf '%s\\n' "$GPUFABRIC_TEST_LINKS"; exit 0; fi
-exec {real} "$@"
+# TEST FIXTURE: recorded links of one host of the fleet.
+[ "$*" = "-json -details -force -batch -" ] || exit 2
+while read -r line; do
+  if [ "$line" = "addr show" ]; then cat '{links}'; echo; fi
+done
 """
 PLAY = [{
     "name": "rdma_network up to the rails: facts, plan and record",
     "hosts": "gpu_nodes",
     "gather_facts": False,
-    "environment": {"PATH": "{{ fake_bin }}:" + os.environ.get("PATH", "/usr/bin:/bin"),
-                    "GPUFABRIC_TEST_LINKS": "{{ lookup('ansible.builtin.file', links ~ '/' ~ inventory_hostname) }}"},
     "tasks": [
         # main.yml's shared facts step, then its own steps up to the record
-        {"name": "The ConnectX facts", "ansible.builtin.include_role": {
+        {"name": "The ConnectX and network facts", "ansible.builtin.include_role": {
             "name": "gpufabric.cluster._fabric_facts", "tasks_from": "gather"},
-         "vars": {"_fabric_facts_subsets": ["connectx"], "_fabric_facts_root": "{{ rdma_network_probe_root }}"}},
+         "vars": {"_fabric_facts_subsets": ["connectx", "network"],
+                  "_fabric_facts_root": "{{ rdma_network_probe_root }}"}},
         *({"name": f"rdma_network {step}", "ansible.builtin.include_role": {
             "name": "gpufabric.cluster.rdma_network", "tasks_from": step}}
           for step in ("facts.yml", "validate.yml", "record.yml")),
@@ -75,15 +77,13 @@ def links_of(addresses=None):
 
 
 class Fleet:
-    """An inventory of local GPU hosts on the recorded HGX tree, the records and links each keeps, a fact cache."""
+    """An inventory of local GPU hosts, each on its copy of the recorded HGX tree, the records and links each keeps, a
+    fact cache."""
 
     def __init__(self, tmp_path, tree):
         self.tmp = tmp_path
-        for name in ("records", "links", "bin", "cache"):
+        for name in ("records", "links", "roots", "cache"):
             (tmp_path / name).mkdir()
-        fake = tmp_path / "bin" / "ip"
-        fake.write_text(FAKE_IP.format(real=shutil.which("ip", path="/usr/sbin:/sbin:/usr/bin:/bin")))
-        fake.chmod(0o755)
         (tmp_path / "play.yml").write_text(yaml.safe_dump(PLAY, sort_keys=False))
         self.tree = tree
         self.hosts: list[str] = []
@@ -91,20 +91,26 @@ class Fleet:
     def add(self, host, addresses=None):
         self.hosts.append(host)
         (self.tmp / "links" / host).write_bytes(links_json(addresses))
+        root = self.tmp / "roots" / host
+        shutil.copytree(self.tree, root, symlinks=True)
+        fake = root / "usr" / "sbin" / "ip"
+        fake.parent.mkdir(parents=True, exist_ok=True)
+        fake.write_text(FAKE_IP.format(links=self.tmp / "links" / host))
+        fake.chmod(0o755)
 
     def run(self, *extra, cache=True):
         inventory = {"all": {"children": {"gpu_nodes": {
-            "hosts": {host: {"ansible_connection": "local", "ansible_python_interpreter": sys.executable}
+            "hosts": {host: {"ansible_connection": "local", "ansible_python_interpreter": sys.executable,
+                             "rdma_network_probe_root": str(self.tmp / "roots" / host)}
                       for host in self.hosts},
-            "vars": {"rdma_network_probe_root": self.tree, "rdma_network_backend": "systemd-networkd",
+            "vars": {"rdma_network_backend": "systemd-networkd",
                      "rdma_network_link_layers": ["Ethernet"],
                      "rdma_network_rails": [{"ipv4": "172.31.0.0/24", "ipv6": "fd00:31::/64"},
                                             {"ipv4": "172.31.1.0/24"}]}}}}}
         (self.tmp / "hosts.yml").write_text(yaml.safe_dump(inventory))
         env = {"ANSIBLE_INJECT_FACT_VARS": "false", "ANSIBLE_CACHE_PLUGIN": "jsonfile" if cache else "memory",
                "ANSIBLE_CACHE_PLUGIN_CONNECTION": str(self.tmp / "cache")}
-        variables = {"fake_bin": str(self.tmp / "bin"), "links": str(self.tmp / "links"),
-                     "__rdma_network_record_file": str(self.tmp / "records") + "/{{ inventory_hostname }}/record.json"}
+        variables = {"__rdma_network_record_file": str(self.tmp / "records") + "/{{ inventory_hostname }}/record.json"}
         completed = ansible_playbook(["-i", str(self.tmp / "hosts.yml"), "-e", json.dumps(variables),
                                       str(self.tmp / "play.yml"), *extra], self.tmp, env=env)
         # TEST FIXTURE: what the network stack does next, every recorded address live on its netdev

@@ -29,7 +29,7 @@ def plan_rails(connectx, link_layers, rails, **settings):
     """The rails of host ``hgx-2`` (index 1) in a play of two hosts."""
     facts = {"gpufabric": {"connectx": copy.deepcopy(connectx)},
              "default_ipv4": {"interface": "eno1", "address": "192.0.2.21"},
-             "interfaces": ["eno1", "lo"],
+             "interfaces": ["eno1", "lo", *(port["netdev"] for port in connectx["ports"])],
              "eno1": {"ipv4": {"address": "192.0.2.21", "netmask": "255.255.255.0"}}}
     hostvars = {name: {"ansible_facts": facts,
                        "__rdma_network_input": {"rails": rails, "link_layers": link_layers, **settings}}
