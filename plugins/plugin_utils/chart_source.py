@@ -84,7 +84,10 @@ def _helm_missing(shown: Mapping, prefix: str) -> str | None:
     if shown.get("msg") != "Error executing command." or shown.get("stdout") or shown.get("stderr"):
         return None
     command = shown.get("cmd")
-    program = command[0] if isinstance(command, (list, tuple)) and command else str(command or "helm").split(" ")[0]
+    if isinstance(command, (list, tuple)) and command:
+        program = command[0]
+    else:
+        program = str(command or "helm").split(" ", maxsplit=1)[0]
     why = {2: "not found", 13: "not executable"}.get(shown.get("rc"), "cannot be run")
     return (f"helm {why} on the controller: {redact(str(program))} ({prefix}_helm_binary, empty: helm on the PATH); "
             f"install helm 3 on the controller or set {prefix}_helm_binary to its path")

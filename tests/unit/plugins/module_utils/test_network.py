@@ -317,7 +317,7 @@ def test_parse_ip_addr_gives_interfaces_or_a_parse_error(text):
         assert set(entry) <= {"ipv4", "ipv4_secondaries", "ipv6", "mtu", "max_mtu"}
         for key in ("mtu", "max_mtu"):
             if key in entry:
-                assert type(entry[key]) is int and 0 <= entry[key] <= 2**32 - 1
+                assert isinstance(entry[key], int) and not isinstance(entry[key], bool) and 0 <= entry[key] <= 2**32 - 1
         assert entry.get("ipv4_secondaries", [None]) != []  # absent when there are none, as in setup
         for item in [entry["ipv4"]] if "ipv4" in entry else []:
             assert set(item) == {"address", "broadcast", "netmask", "network", "prefix"}
