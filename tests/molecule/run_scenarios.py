@@ -17,7 +17,7 @@ the longest light ones, and a slot waits only when every scenario left is heavy.
 
 Scenarios can share the machine: the host-role scenarios' containers have names of their own, and every cluster
 scenario starts its own control plane on free ports (tests/cluster). One scenario never runs twice at once. The
-cluster scenarios (molecule's delegated driver) share a second base config, tests/molecule/cluster/config.yml, given
+cluster scenarios (molecule's delegated driver) share a second base config, molecule/_shared/base.yml, given
 to molecule after the repository's .config/molecule/config.yml.
 
 Usage: python tests/molecule/run_scenarios.py --jobs 2 --log-dir .build/molecule [--durations FILE]
@@ -45,7 +45,7 @@ STEP_LINE = re.compile(r"\[(?P<scenario>[^\s\]]+) > (?P<step>[a-z_]+)\] (?P<even
 
 # The base configs of the cluster-role scenarios, those of molecule's delegated driver on the test control plane: the
 # repository's, which molecule loads by itself only when no --base-config is given, then theirs.
-CLUSTER_BASE_CONFIGS = (".config/molecule/config.yml", "tests/molecule/cluster/config.yml")
+CLUSTER_BASE_CONFIGS = (".config/molecule/config.yml", "molecule/_shared/base.yml")
 
 
 def base_config_options(scenario: str) -> list[str]:

@@ -102,7 +102,7 @@ def _scenario(root, name: str, config: str) -> None:
     (root / "molecule" / name / "molecule.yml").write_text(config)
 
 
-CLUSTER_OPTIONS = "--base-config .config/molecule/config.yml --base-config tests/molecule/cluster/config.yml"
+CLUSTER_OPTIONS = "--base-config .config/molecule/config.yml --base-config molecule/_shared/base.yml"
 
 
 def test_a_cluster_scenario_runs_and_is_destroyed_on_the_cluster_base_config(tmp_path, monkeypatch, capsys):

@@ -10,7 +10,7 @@ variable (``__nvidia_imex_``, ``doca_ofed_``) by ``ROLE_``. Two files of more th
 ratio is above MAX_RATIO are a near-copy: the shared steps of roles belong in an internal role (roles/_*), called with
 include_role tasks_from; those of scenarios in a shared playbook (molecule/_shared, tests/molecule) imported with
 import_playbook, or in a base config molecule merges under the scenario's molecule.yml (.config/molecule/config.yml,
-tests/molecule/cluster/config.yml).
+molecule/_shared/base.yml).
 """
 
 from __future__ import annotations
