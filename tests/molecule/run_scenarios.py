@@ -16,7 +16,9 @@ at a time): two of them side by side slow each other down on a small machine, so
 the longest light ones, and a slot waits only when every scenario left is heavy.
 
 Scenarios can share the machine: the host-role scenarios' containers have names of their own, and every cluster
-scenario starts its own control plane on free ports (tests/cluster). One scenario never runs twice at once.
+scenario starts its own control plane on free ports (tests/cluster). One scenario never runs twice at once. The
+cluster scenarios (molecule's delegated driver) share a second base config, molecule/_shared/base.yml, given
+to molecule after the repository's .config/molecule/config.yml.
 
 Usage: python tests/molecule/run_scenarios.py --jobs 2 --log-dir .build/molecule [--durations FILE]
 [--expected FILE] [--heavy N] SCENARIO ...
@@ -34,9 +36,31 @@ import sys
 import threading
 import time
 
+import yaml
+
 # molecule's line at the start and at the end of each step: "INFO     [site > converge] Executing"
 # "Executing" alone on its line starts a step ("Executing Testinfra tests found in ..." is a line inside verify).
 STEP_LINE = re.compile(r"\[(?P<scenario>[^\s\]]+) > (?P<step>[a-z_]+)\] (?P<event>Executing(?=\s*$)|Executed\b)")
+
+
+# The base configs of the cluster-role scenarios, those of molecule's delegated driver on the test control plane: the
+# repository's, which molecule loads by itself only when no --base-config is given, then theirs.
+CLUSTER_BASE_CONFIGS = (".config/molecule/config.yml", "molecule/_shared/base.yml")
+
+
+def base_config_options(scenario: str) -> list[str]:
+    """The options before molecule's command for ``scenario`` (run from the repository's root): the cluster scenarios'
+    base configs for one whose molecule.yml names molecule's delegated driver ``default``; none for another (the
+    podman scenarios: molecule loads .config/molecule/config.yml by itself) or a name without a molecule.yml."""
+    try:
+        with open(os.path.join("molecule", scenario, "molecule.yml"), encoding="utf-8") as handle:
+            config = yaml.safe_load(handle)
+    except FileNotFoundError:
+        return []
+    driver = config.get("driver") if isinstance(config, dict) else None
+    if isinstance(driver, dict) and driver.get("name") == "default":
+        return [option for path in CLUSTER_BASE_CONFIGS for option in ("--base-config", path)]
+    return []
 
 
 def order_longest_first(scenarios: list[str], durations: dict) -> list[str]:
@@ -149,8 +173,9 @@ def run(scenarios: list[str], jobs: int, log_dir: str, molecule: str, durations_
                 break
             waiting.remove(scenario)
             started = time.monotonic()
-            process = subprocess.Popen([molecule, "test", "-s", scenario], stdout=subprocess.PIPE,
-                                       stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=environment)
+            process = subprocess.Popen([molecule, *base_config_options(scenario), "test", "-s", scenario],
+                                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                       env=environment)
             log = TimedLog(process.stdout, os.path.join(log_dir, f"{scenario}.log"), started)
             log.start()
             running[scenario] = (process, started, log)
@@ -172,8 +197,8 @@ def run(scenarios: list[str], jobs: int, log_dir: str, molecule: str, durations_
             else:
                 failed.append(scenario)
                 print(f"=== molecule scenario {scenario} FAILED after {elapsed}s ({steps})", flush=True)
-                subprocess.run([molecule, "destroy", "-s", scenario], stdout=subprocess.DEVNULL,
-                               stderr=subprocess.DEVNULL, env=environment, check=False)
+                subprocess.run([molecule, *base_config_options(scenario), "destroy", "-s", scenario],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=environment, check=False)
     # Read again: another run on this machine may have kept its figures since this one started.
     durations = {**read_durations(durations_path), **passed}
     os.makedirs(os.path.dirname(os.path.abspath(durations_path)), exist_ok=True)

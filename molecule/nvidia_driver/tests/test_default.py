@@ -141,7 +141,7 @@ def test_rolling_reboot_in_check_mode_one_host_of_a_clique_at_a_time():
     drv-fresh (no driver) and drv-upgrade (HGX, no multi-node clique) share the no-clique group, drv-imex is in
     the GB200 clique: batch 1 is drv-fresh and drv-imex, batch 2 drv-upgrade; drv-present needs no reboot. The
     containers cannot reboot into a driver, so the reboots run in check mode (ansible_check_mode is set by --check
-    only); the batching itself is unit-tested in tests/unit/plugins/filter/test_reboot_batches.py.
+    only); the batching itself is unit-tested in tests/unit/plugins/plugin_utils/test_reboot_batches.py.
     """
     before = {name: _boot(name) for name in HOSTS}
     playbook = os.path.join(os.environ["MOLECULE_SCENARIO_DIRECTORY"], "converge.yml")

@@ -11,6 +11,7 @@ import os
 import stat
 import string
 
+import yaml
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -58,7 +59,8 @@ def test_missing_durations_file_is_no_durations(tmp_path):
 
 
 def _stand_in_molecule(directory) -> str:
-    """TEST FIXTURE: a `molecule` that records its calls, sleeps a little, and fails `test -s broken`."""
+    """TEST FIXTURE: a `molecule` that records its calls, sleeps a little, and fails `test -s broken` (with or
+    without options before the command)."""
     script = directory / "molecule"
     script.write_text(
         "#!/bin/sh\n"
@@ -66,7 +68,7 @@ def _stand_in_molecule(directory) -> str:
         "sleep 0.3\n"
         "echo \"output of $*\"\n"
         f"echo \"$$ end $*\" >> {directory}/calls\n"
-        "[ \"$1 $3\" != \"test broken\" ]\n")
+        "case \" $* \" in *\" test -s broken \"*) exit 1;; esac\n")
     script.chmod(script.stat().st_mode | stat.S_IXUSR)
     return str(script)
 
@@ -93,6 +95,58 @@ def test_run_prints_each_log_destroys_the_failed_one_and_keeps_durations(tmp_pat
             active += 1 if " start " in line else -1
             most = max(most, active)
     assert most == 2
+
+
+def _scenario(root, name: str, config: str) -> None:
+    (root / "molecule" / name).mkdir(parents=True)
+    (root / "molecule" / name / "molecule.yml").write_text(config)
+
+
+CLUSTER_OPTIONS = "--base-config .config/molecule/config.yml --base-config molecule/_shared/base.yml"
+
+
+def test_a_cluster_scenario_runs_and_is_destroyed_on_the_cluster_base_config(tmp_path, monkeypatch, capsys):
+    repository = tmp_path / "repository"
+    _scenario(repository, "broken", "---\ndriver:\n  name: default  # the cluster scenarios' base\n")
+    _scenario(repository, "pods", "---\ndriver:\n  name: podman\n")
+    _scenario(repository, "plain", "---\nprovisioner:\n  name: ansible\n")
+    monkeypatch.chdir(repository)
+    molecule = _stand_in_molecule(tmp_path)
+    assert run_scenarios.run(["broken", "pods", "plain", "absent"], 1, str(tmp_path / "logs"), molecule) == 1
+    capsys.readouterr()
+    calls = {line.split(" ", 2)[2] for line in (tmp_path / "calls").read_text().splitlines() if " start " in line}
+    assert calls == {f"{CLUSTER_OPTIONS} test -s broken", f"{CLUSTER_OPTIONS} destroy -s broken",
+                     "test -s pods", "test -s plain", "test -s absent"}
+
+
+def test_the_repository_s_cluster_scenarios_get_their_base_and_it_makes_them_whole(monkeypatch):
+    """Merged as molecule merges them (base configs in order, molecule.yml last), every scenario of the delegated
+    driver has the control plane's create and destroy, the controller and its state; the podman ones are untouched."""
+    root = os.path.join(os.path.dirname(__file__), "..", "..", "..")
+    monkeypatch.chdir(root)
+    merge_dicts = importlib.import_module("molecule.util").merge_dicts
+    cluster = set()
+    for name in sorted(os.listdir("molecule")):
+        if not os.path.isfile(os.path.join("molecule", name, "molecule.yml")):
+            continue
+        options = run_scenarios.base_config_options(name)
+        bases = options[1::2] or [".config/molecule/config.yml"]
+        assert options[::2] == ["--base-config"] * len(options[::2])
+        merged = {}
+        for path in [*bases, os.path.join("molecule", name, "molecule.yml")]:
+            with open(path, encoding="utf-8") as handle:
+                merged = merge_dicts(merged, yaml.safe_load(handle))
+        if options:
+            cluster.add(name)
+            assert merged["driver"] == {"name": "default", "options": {"managed": True}}
+            assert merged["platforms"] == [{"name": "controller"}]
+            assert merged["provisioner"]["playbooks"]["create"] == "../../tests/molecule/cluster/create.yml"
+            assert merged["provisioner"]["playbooks"]["destroy"] == "../../tests/molecule/cluster/destroy.yml"
+            assert "cluster_state" in merged["provisioner"]["inventory"]["host_vars"]["controller"]
+            assert merged["verifier"]["name"] == "ansible"
+        else:
+            assert merged["driver"]["name"] == "podman"
+    assert cluster == {"dra_driver", "gpu_operator", "network_operator", "validate_compute_domain", "validate_rdma"}
 
 
 def test_run_with_every_scenario_passing_exits_zero(tmp_path, capsys):

@@ -3,11 +3,14 @@
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """No two YAML task files of more than 10 lines are the same up to names (issue 15's acceptance, as a test).
 
-Every task file of a role (roles/*/tasks/*.yml) and of the playbooks (playbooks/tasks/*.yml) is compared with every
-other one, line by line, after dropping blank lines, comments and the document start, and after replacing the role
-name that prefixes a variable (``__nvidia_imex_``, ``doca_ofed_``) by ``ROLE_``. Two files of more than
-MIN_LINES such lines whose difflib ratio is above MAX_RATIO are a near-copy: the shared steps belong in an internal
-role (roles/_*), called with include_role tasks_from.
+Every task file of a role (roles/*/tasks/*.yml), of the playbooks (playbooks/tasks/*.yml) and every YAML file of the
+molecule scenarios (molecule/**: playbooks, molecule.yml; issue 40) is compared with every other one, line by line,
+after dropping blank lines, comments and the document start, and after replacing the role name that prefixes a
+variable (``__nvidia_imex_``, ``doca_ofed_``) by ``ROLE_``. Two files of more than MIN_LINES such lines whose difflib
+ratio is above MAX_RATIO are a near-copy: the shared steps of roles belong in an internal role (roles/_*), called with
+include_role tasks_from; those of scenarios in a shared playbook (molecule/_shared, tests/molecule) imported with
+import_playbook, or in a base config molecule merges under the scenario's molecule.yml (.config/molecule/config.yml,
+molecule/_shared/base.yml).
 """
 
 from __future__ import annotations
@@ -65,6 +68,8 @@ def _task_files() -> dict[str, list[str]]:
     prefixes = _prefix_pattern(_roles())
     paths = glob.glob(os.path.join(ROOT, "roles", "*", "tasks", "*.yml"))
     paths += glob.glob(os.path.join(ROOT, "playbooks", "tasks", "*.yml"))
+    paths += [path for pattern in ("*.yml", "*.yaml")
+              for path in glob.glob(os.path.join(ROOT, "molecule", "**", pattern), recursive=True)]
     files = {}
     for path in paths:
         with open(path, encoding="utf-8") as handle:
@@ -76,6 +81,9 @@ def test_task_files_are_found():
     files = _task_files()
     assert "roles/nvidia_imex/tasks/main.yml" in files
     assert "playbooks/tasks/preflight_report.yml" in files
+    # the scenarios' playbooks and molecule.yml, nested ones too
+    assert {"molecule/nvidia_imex/converge.yml", "molecule/dra_driver/molecule.yml",
+            "molecule/_shared/prepare_host.yml", "molecule/nvidia_imex/tasks/verify_drill.yml"} <= set(files)
 
 
 def test_no_two_task_files_are_the_same_up_to_names():

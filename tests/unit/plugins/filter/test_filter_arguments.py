@@ -31,8 +31,11 @@ from ansible_collections.gpufabric.cluster.plugins.filter.rdma_test_nodes import
 from ansible_collections.gpufabric.cluster.plugins.filter.settings_problems import settings_problems
 from ansible_collections.gpufabric.cluster.plugins.filter.site_summary import site_summary
 from ansible_collections.gpufabric.cluster.plugins.filter.validation_report_html import validation_report_html
-from ansible_collections.gpufabric.cluster.tests.unit.plugins.filter.test_compute_domain_placement import NODES
-from ansible_collections.gpufabric.cluster.tests.unit.plugins.filter.test_dra_driver_prerequisites import CLUSTER, TRAY
+from ansible_collections.gpufabric.cluster.tests.unit.plugins.plugin_utils.test_compute_domain_placement import NODES
+from ansible_collections.gpufabric.cluster.tests.unit.plugins.plugin_utils.test_dra_driver_prerequisites import (
+    CLUSTER,
+    TRAY,
+)
 
 BOOLEAN_ERROR = 'must be a boolean (true/false, "yes"/"no", 1/0), got '
 

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from ansible_collections.gpufabric.cluster.plugins.filter.judge_nvbandwidth import judge_nvbandwidth
 from ansible_collections.gpufabric.cluster.plugins.filter.parse_nvbandwidth import parse_nvbandwidth
 from ansible_collections.gpufabric.cluster.plugins.plugin_utils.judge_nvbandwidth import default_threshold
-from ansible_collections.gpufabric.cluster.tests.unit.plugins.filter.test_parse_nvbandwidth import (
+from ansible_collections.gpufabric.cluster.tests.unit.plugins.plugin_utils.test_parse_nvbandwidth import (
     BIDIRECTIONAL,
     MULTINODE,
 )
@@ -26,11 +26,6 @@ from ansible_collections.gpufabric.cluster.tests.unit.plugins.filter.test_parse_
 def single_node(shared_reference):
     with open(os.path.join(shared_reference, "tools", "nvbandwidth-single-node-write-ce.txt"), encoding="utf-8") as f:
         return parse_nvbandwidth(f.read())
-
-
-def test_filter_is_registered():
-    from ansible_collections.gpufabric.cluster.plugins.filter.judge_nvbandwidth import FilterModule
-    assert FilterModule().filters()["judge_nvbandwidth"] is judge_nvbandwidth
 
 
 @pytest.mark.parametrize(("model", "threshold"), [

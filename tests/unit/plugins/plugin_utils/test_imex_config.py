@@ -15,7 +15,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ansible_collections.gpufabric.cluster.plugins.filter.imex_config_problems import (
-    FilterModule,
     imex_config_problems,
 )
 from ansible_collections.gpufabric.cluster.plugins.plugin_utils.imex_config import KNOWN_KEYS
@@ -23,10 +22,6 @@ from ansible_collections.gpufabric.cluster.plugins.plugin_utils.imex_config impo
 ROLE = Path(__file__).parents[4] / "roles" / "nvidia_imex"
 PATHS = {"nvidia_imex_config_file": "/etc/nvidia-imex/config.cfg",
          "nvidia_imex_nodes_config_file": "/etc/nvidia-imex/nodes_config.cfg"}
-
-
-def test_filter_is_registered():
-    assert FilterModule().filters() == {"imex_config_problems": imex_config_problems}
 
 
 def test_known_keys_are_the_keys_the_role_writes():

@@ -22,11 +22,6 @@ def parsed(shared_reference):
         return parse_ib_write_bw(f.read())
 
 
-def test_filter_is_registered():
-    from ansible_collections.gpufabric.cluster.plugins.filter.judge_ib_write_bw import FilterModule
-    assert FilterModule().filters()["judge_ib_write_bw"] is judge_ib_write_bw
-
-
 def test_real_sample_passes_ninety_percent_of_100g(parsed):
     verdict = judge_ib_write_bw(parsed, 100, port="mlx5_0/1")
     best = parsed["best_average_gbps"]

@@ -10,7 +10,7 @@ from ansible.errors import AnsibleFilterError
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ansible_collections.gpufabric.cluster.plugins.filter.chart_source import FilterModule, chart_source
+from ansible_collections.gpufabric.cluster.plugins.filter.chart_source import chart_source
 
 REPO = "https://helm.ngc.nvidia.com/nvidia"
 SPEC = {"path": "", "oci_ref": "", "repo_url": REPO, "name": "gpu-operator", "version": "v26.7.0"}
@@ -18,10 +18,6 @@ SPEC = {"path": "", "oci_ref": "", "repo_url": REPO, "name": "gpu-operator", "ve
 
 def shown(stdout="", rc=0, stderr=""):
     return {"rc": rc, "stdout": stdout, "stderr": stderr}
-
-
-def test_registered():
-    assert FilterModule().filters() == {"chart_source": chart_source}
 
 
 def test_sources_in_order():

@@ -10,15 +10,11 @@ import copy
 import pytest
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.gpufabric.cluster.plugins.filter.gpu_operator_values import FilterModule, gpu_operator_values
+from ansible_collections.gpufabric.cluster.plugins.filter.gpu_operator_values import gpu_operator_values
 
 
 def hostvars(**hosts):
     return {name: {"ansible_facts": {"gpufabric": copy.deepcopy(item)}} for name, item in hosts.items()}
-
-
-def test_registered():
-    assert FilterModule().filters() == {"gpu_operator_values": gpu_operator_values}
 
 
 def test_gb200_trays_host_driver_dma_buf_host_ofed(fleet_facts):

@@ -12,7 +12,7 @@ from ansible.errors import AnsibleFilterError
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ansible_collections.gpufabric.cluster.plugins.filter.reboot_batches import FilterModule, reboot_batches
+from ansible_collections.gpufabric.cluster.plugins.filter.reboot_batches import reboot_batches
 from ansible_collections.gpufabric.cluster.plugins.plugin_utils.reboot_batches import NO_CLIQUE, groups_of
 
 RACK1 = "3c1a5f2e-9b7d-4c2a-8e6f-1d0b7a9c4e21.1"
@@ -26,10 +26,6 @@ def host(*cliques):
 HOSTVARS = {"tray-01": host(RACK1), "tray-02": host(RACK1), "tray-03": host(RACK1),
             "tray-11": host(RACK2), "tray-12": host(RACK2),
             "hgx-01": host(), "hgx-02": {"ansible_facts": {}}, "split": host(RACK1, RACK2)}
-
-
-def test_filter_is_registered():
-    assert FilterModule().filters() == {"reboot_batches": reboot_batches}
 
 
 def test_one_host_of_each_clique_at_a_time_by_default():

@@ -17,7 +17,6 @@ from ansible.errors import AnsibleFilterError
 from hypothesis import strategies as st
 
 from ansible_collections.gpufabric.cluster.plugins.filter.network_operator_resources import (
-    FilterModule,
     network_operator_resources,
 )
 from ansible_collections.gpufabric.cluster.plugins.filter.rail_plan import rail_plan
@@ -31,10 +30,6 @@ def tray(fleet_facts):
 
 def fleet(tray, count=3):
     return {f"t{i}": {"ansible_facts": {"gpufabric": copy.deepcopy(tray)}} for i in range(count)}
-
-
-def test_registered():
-    assert FilterModule().filters() == {"network_operator_resources": network_operator_resources}
 
 
 def test_rails_policy_networks_and_pools_on_the_rail_plan(tray):

@@ -10,7 +10,7 @@ from ansible.errors import AnsibleFilterError
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ansible_collections.gpufabric.cluster.plugins.filter.dra_driver_upgrade import FilterModule, dra_driver_upgrade
+from ansible_collections.gpufabric.cluster.plugins.filter.dra_driver_upgrade import dra_driver_upgrade
 
 SIGS = {"name": "dra-driver-nvidia-gpu", "version": "0.4.1"}
 LEGACY = {"name": "nvidia-dra-driver-gpu", "version": "25.12.0"}
@@ -19,10 +19,6 @@ LEGACY = {"name": "nvidia-dra-driver-gpu", "version": "25.12.0"}
 def release(chart):
     """The status kubernetes.core.helm_info returns."""
     return {"chart": chart, "status": "deployed", "name": "nvidia-dra-driver-gpu", "app_version": "x"}
-
-
-def test_registered():
-    assert FilterModule().filters() == {"dra_driver_upgrade": dra_driver_upgrade}
 
 
 @pytest.mark.parametrize("installed", [None, {}])

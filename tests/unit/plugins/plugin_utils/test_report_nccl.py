@@ -15,17 +15,13 @@ from ansible.errors import AnsibleFilterError
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ansible_collections.gpufabric.cluster.plugins.filter.nccl_markdown import FilterModule, nccl_markdown
+from ansible_collections.gpufabric.cluster.plugins.filter.nccl_markdown import nccl_markdown
 from ansible_collections.gpufabric.cluster.plugins.filter.rdma_markdown import rdma_markdown
 from ansible_collections.gpufabric.cluster.plugins.filter.rdma_test_plan import rdma_test_plan
 from ansible_collections.gpufabric.cluster.plugins.filter.validation_markdown import validation_markdown
 from ansible_collections.gpufabric.cluster.plugins.filter.validation_report_html import validation_report_html
 from ansible_collections.gpufabric.cluster.tests.unit.helpers import render_headless
-from ansible_collections.gpufabric.cluster.tests.unit.plugins.filter.nccl_results import nccl_result
-
-
-def test_filter_is_registered():
-    assert FilterModule().filters()["nccl_markdown"] is nccl_markdown
+from ansible_collections.gpufabric.cluster.tests.unit.plugins.plugin_utils.nccl_results import nccl_result
 
 
 def test_markdown_of_a_passing_nvlink_run():

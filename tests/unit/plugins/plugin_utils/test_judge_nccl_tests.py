@@ -15,7 +15,7 @@ from ansible.errors import AnsibleFilterError
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ansible_collections.gpufabric.cluster.plugins.filter.judge_nccl_tests import FilterModule, judge_nccl_tests
+from ansible_collections.gpufabric.cluster.plugins.filter.judge_nccl_tests import judge_nccl_tests
 from ansible_collections.gpufabric.cluster.plugins.filter.parse_nccl_tests import parse_nccl_tests
 
 DATA = os.path.join(os.path.dirname(__file__), "data")
@@ -192,10 +192,6 @@ def test_wrong_arguments_are_errors(kwargs, message):
 def test_input_that_is_not_parse_output_is_an_error(parsed):
     with pytest.raises(AnsibleFilterError, match=r"^judge_nccl_tests: "):
         judge_nccl_tests(parsed, threshold_gbps=1)
-
-
-def test_filter_is_registered():
-    assert FilterModule().filters() == {"judge_nccl_tests": judge_nccl_tests}
 
 
 PLACEMENT = st.none() | st.fixed_dictionaries({

@@ -11,7 +11,6 @@ from ansible.errors import AnsibleFilterError
 from hypothesis import strategies as st
 
 from ansible_collections.gpufabric.cluster.plugins.filter.gpu_cluster_refusals import (
-    FilterModule,
     gpu_cluster_refusals,
 )
 from ansible_collections.gpufabric.cluster.plugins.plugin_utils import gpu_operator
@@ -19,10 +18,6 @@ from ansible_collections.gpufabric.cluster.plugins.plugin_utils import gpu_opera
 SITE = {"roles": ["gpu_operator", "network_operator"]}
 STANDALONE = {"name": "nvidia-dra-driver-gpu-kubelet-plugin", "namespace": "nvidia-dra-driver-gpu",
               "labels": {"app.kubernetes.io/name": "nvidia-dra-driver-gpu"}}
-
-
-def test_registered():
-    assert FilterModule().filters() == {"gpu_cluster_refusals": gpu_cluster_refusals}
 
 
 def test_a_fresh_cluster_at_1_35_takes_the_path():

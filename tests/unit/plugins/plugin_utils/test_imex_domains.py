@@ -13,7 +13,7 @@ from fixtures.recorded_nvml import recorded_facts
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ansible_collections.gpufabric.cluster.plugins.filter.imex_domains import FilterModule, imex_domains
+from ansible_collections.gpufabric.cluster.plugins.filter.imex_domains import imex_domains
 from ansible_collections.gpufabric.cluster.plugins.plugin_utils.imex_domains import nodes_file
 
 GB200_CLIQUE = "3c1a5f2e-9b7d-4c2a-8e6f-1d0b7a9c4e21.1"
@@ -34,10 +34,6 @@ def host(cliques=None, ipv4=None, **extra):
     if ipv4:
         facts["default_ipv4"] = {"address": ipv4, "interface": "eth0"}
     return {"ansible_facts": facts, **extra}
-
-
-def test_filter_is_registered():
-    assert FilterModule().filters() == {"imex_domains": imex_domains}
 
 
 def test_three_trays_of_one_clique_share_one_sorted_nodes_file(gb200_gpu):

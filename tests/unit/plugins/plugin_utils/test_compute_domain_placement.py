@@ -26,11 +26,6 @@ NODES = [node("tray-03"), node("tray-01"), node("tray-02", ready="False"), node(
          node("tray-05", RACK2), node("tray-06", RACK2), node("cpu-01", clique=None, gpus="0")]
 
 
-def test_filter_is_registered():
-    from ansible_collections.gpufabric.cluster.plugins.filter.compute_domain_placement import FilterModule
-    assert FilterModule().filters()["compute_domain_placement"] is compute_domain_placement
-
-
 def test_first_clique_with_enough_ready_nodes_in_name_order():
     assert compute_domain_placement(NODES, 2, 4) == {
         "clique": RACK1, "nodes": ["tray-01", "tray-03"], "gpu_model": "NVIDIA-GB200",

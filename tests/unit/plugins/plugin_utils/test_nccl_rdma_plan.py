@@ -12,7 +12,7 @@ from ansible.errors import AnsibleFilterError
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ansible_collections.gpufabric.cluster.plugins.filter.nccl_rdma_plan import FilterModule, nccl_rdma_plan
+from ansible_collections.gpufabric.cluster.plugins.filter.nccl_rdma_plan import nccl_rdma_plan
 
 
 @pytest.fixture
@@ -24,10 +24,6 @@ def hostvars(fleet_facts):
 
 def _facts(hostvars, host):
     return hostvars[host]["ansible_facts"]["gpufabric"]
-
-
-def test_filter_is_registered():
-    assert FilterModule().filters()["nccl_rdma_plan"] is nccl_rdma_plan
 
 
 def test_hgx_pair_uses_the_eight_infiniband_rails_and_dma_buf(hostvars):

@@ -10,7 +10,7 @@ import time
 import pytest
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.gpufabric.cluster.plugins.filter.mlnx_qos_state import FilterModule, mlnx_qos_state
+from ansible_collections.gpufabric.cluster.plugins.filter.mlnx_qos_state import mlnx_qos_state
 
 OUTPUT = """DCBX mode: OS controlled
 Priority trust state: dscp
@@ -35,10 +35,6 @@ tc: 1 ratelimit: unlimited, tsa: vendor
 tc: 0 ratelimit: unlimited, tsa: ets, bw: 100%
          priority:  3
 """
-
-
-def test_filter_is_registered():
-    assert FilterModule().filters() == {"mlnx_qos_state": mlnx_qos_state}
 
 
 def test_trust_and_pfc():

@@ -9,9 +9,7 @@ from __future__ import annotations
 import pytest
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.gpufabric.cluster.plugins.filter.compute_domain_markdown import FilterModule as CdFilters
 from ansible_collections.gpufabric.cluster.plugins.filter.compute_domain_markdown import compute_domain_markdown
-from ansible_collections.gpufabric.cluster.plugins.filter.rdma_markdown import FilterModule as RdmaFilters
 from ansible_collections.gpufabric.cluster.plugins.filter.rdma_markdown import rdma_markdown
 
 RDMA_RESULTS = [
@@ -46,7 +44,6 @@ def test_rdma_report_rows_and_reasons():
         "| 1-mlx5-1-host | a -> b | mlx5_1 | host | -/- | 392.57 Gb/s | 400.0 Gb/s | pass |\n"
         "\n- 0-mlx5-0-cuda: below 90 % of line rate; retry\n")
     assert rdma_markdown([]).endswith("|---|---|---|---|---|---|---|---|\n")
-    assert RdmaFilters().filters() == {"rdma_markdown": rdma_markdown}
 
 
 def test_compute_domain_report():
@@ -59,7 +56,6 @@ def test_compute_domain_report():
         "| multinode_device_to_device_memcpy_read_ce | fail | 12.5 (0->5) | 790.1 | 98.4 % |\n"
         "| multinode_bisect | skip | - | - | - |\n\n"
         "## Reasons\n- multinode_device_to_device_memcpy_read_ce: worst pair 12.5 GB/s\n")
-    assert CdFilters().filters() == {"compute_domain_markdown": compute_domain_markdown}
 
 
 def test_compute_domain_report_without_status_or_reasons():

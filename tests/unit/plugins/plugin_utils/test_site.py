@@ -10,7 +10,6 @@ from ansible.errors import AnsibleFilterError
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ansible_collections.gpufabric.cluster.plugins.filter.site_gate import FilterModule as GateFilters
 from ansible_collections.gpufabric.cluster.plugins.filter.site_gate import site_gate
 from ansible_collections.gpufabric.cluster.plugins.filter.site_lost import site_lost
 from ansible_collections.gpufabric.cluster.plugins.filter.site_summary import site_summary
@@ -32,10 +31,6 @@ REPORT = {
 ALL = ["hgx", "broken", "plain", "split", "gone", "ctl"]
 ACTIVE = ["hgx", "broken", "plain", "split", "ctl"]
 TARGETS = ["hgx", "broken", "plain", "split", "gone"]
-
-
-def test_registered():
-    assert GateFilters().filters() == {"site_gate": site_gate}
 
 
 def test_default_gate_excludes_what_no_host_role_repairs():

@@ -15,7 +15,7 @@ from ansible.errors import AnsibleFilterError
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ansible_collections.gpufabric.cluster.plugins.filter.parse_nccl_tests import FilterModule, parse_nccl_tests
+from ansible_collections.gpufabric.cluster.plugins.filter.parse_nccl_tests import parse_nccl_tests
 
 DATA = os.path.join(os.path.dirname(__file__), "data")
 KEYS = {"format", "test", "devices", "rows", "out_of_bounds", "out_of_bounds_ok", "avg_busbw_gbps", "peak_busbw_gbps",
@@ -47,10 +47,6 @@ def _check_shape(parsed: dict) -> None:
     assert isinstance(parsed["complete"], bool)
     assert parsed["out_of_bounds_ok"] in (None, True, False)
     assert all(isinstance(line, str) for line in parsed["skipped_lines"] + parsed["errors"])
-
-
-def test_filter_is_registered():
-    assert FilterModule().filters()["parse_nccl_tests"] is parse_nccl_tests
 
 
 def test_real_alltoall_with_na():

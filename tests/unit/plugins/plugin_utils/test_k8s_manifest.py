@@ -15,7 +15,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ansible_collections.gpufabric.cluster.plugins.filter.manifest_for_server_side_apply import (
-    FilterModule,
     manifest_for_server_side_apply,
 )
 
@@ -36,10 +35,6 @@ PLAIN_ROLE = {
     "rules": [{"apiGroups": ["kubeflow.org"], "resources": ["mpijobs"], "verbs": ["get"]}],
 }
 NAMESPACE = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "mpi-operator"}}
-
-
-def test_the_filter_is_registered():
-    assert FilterModule().filters() == {"manifest_for_server_side_apply": manifest_for_server_side_apply}
 
 
 def test_an_aggregated_cluster_role_loses_its_rules_and_nothing_else():

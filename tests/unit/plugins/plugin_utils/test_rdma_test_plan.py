@@ -22,11 +22,6 @@ def hostvars(fleet_facts):
                                ("tray-2", "gb200_tray"), ("broken", "broken_node"), ("plain", "no_nvidia"))}
 
 
-def test_filter_is_registered():
-    from ansible_collections.gpufabric.cluster.plugins.filter.rdma_test_plan import FilterModule
-    assert FilterModule().filters()["rdma_test_plan"] is rdma_test_plan
-
-
 def test_hgx_rails_use_the_gpu_behind_the_same_pcie_switch(hostvars):
     tests = rdma_test_plan(hostvars, [{"server": "hgx-a", "client": "hgx-b"}], ["mlx5_0", "mlx5_1"], ["host", "cuda"])
     assert [test["name"] for test in tests] == ["0-mlx5-0-host", "0-mlx5-0-cuda", "0-mlx5-1-host", "0-mlx5-1-cuda"]
@@ -91,43 +86,6 @@ def test_a_host_without_facts_is_refused(hostvars):
     hostvars["hgx-b"] = {"ansible_facts": {}}
     with pytest.raises(AnsibleFilterError, match=r"has no ansible_facts\['gpufabric'\] with gpu and connectx"):
         rdma_test_plan(hostvars, [{"server": "hgx-a", "client": "hgx-b"}], ["mlx5_0"], ["host"])
-
-
-def node(name, ready=True, **allocatable):
-    """A looped k8s_info result for one Node."""
-    status = {"conditions": [{"type": "Ready", "status": "True" if ready else "False"}],
-              "allocatable": allocatable}
-    return {"item": name, "resources": [{"metadata": {"name": name}, "status": status}]}
-
-
-def test_nodes_ready_with_the_resources_pass(hostvars):
-    from ansible_collections.gpufabric.cluster.plugins.filter.rdma_test_nodes import rdma_test_nodes
-
-    tests = rdma_test_plan(hostvars, [{"server": "hgx-a", "client": "hgx-b"}], ["mlx5_0"], ["host", "cuda"])
-    results = [node("hgx-a", **{"rdma/x": "63", "nvidia.com/gpu": "8"}),
-               node("hgx-b", **{"rdma/x": "63", "nvidia.com/gpu": "8"})]
-    assert rdma_test_nodes(tests, results, "rdma/x") == {"not_ready": [], "short": []}
-
-
-def test_nodes_missing_not_ready_or_short_are_named(hostvars):
-    from ansible_collections.gpufabric.cluster.plugins.filter.rdma_test_nodes import rdma_test_nodes
-
-    tests = rdma_test_plan(hostvars, [{"server": "hgx-a", "client": "hgx-b"}, {"server": "tray-1", "client": "tray-2"}],
-                           ["mlx5_0"], ["cuda"])
-    results = [node("hgx-a", ready=False, **{"rdma/x": "63", "nvidia.com/gpu": "8"}),
-               node("tray-1", **{"nvidia.com/gpu": "4"}),
-               node("hgx-b", **{"rdma/x": "1", "nvidia.com/gpu": "2"}),
-               {"item": "tray-2", "resources": []}]
-    assert rdma_test_nodes(tests, results, "rdma/x") == {
-        "not_ready": ["hgx-a", "tray-2"],
-        "short": ["tray-1: no rdma/x", "hgx-b: 2 nvidia.com/gpu, 8 needed", "tray-2: no rdma/x"],
-    }
-    # host memory needs no GPU
-    host_tests = rdma_test_plan(hostvars, [{"server": "hgx-a", "client": "hgx-b"}], ["mlx5_0"], ["host"])
-    assert rdma_test_nodes(host_tests, [node("hgx-a", **{"rdma/x": "1"}), node("hgx-b", **{"rdma/x": "1"})],
-                           "rdma/x") == {"not_ready": [], "short": []}
-    with pytest.raises(AnsibleFilterError, match="rdma_test_nodes: each result must be a looped k8s_info result"):
-        rdma_test_nodes(tests, [{"resources": []}], "rdma/x")
 
 
 def _gpus(tests):

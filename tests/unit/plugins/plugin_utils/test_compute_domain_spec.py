@@ -16,15 +16,8 @@ from ansible.errors import AnsibleFilterError
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ansible_collections.gpufabric.cluster.plugins.filter.compute_domain_isolation import (
-    FilterModule as IsolationFilters,
-)
 from ansible_collections.gpufabric.cluster.plugins.filter.compute_domain_isolation import compute_domain_isolation
-from ansible_collections.gpufabric.cluster.plugins.filter.compute_domain_readiness import (
-    FilterModule as ReadinessFilters,
-)
 from ansible_collections.gpufabric.cluster.plugins.filter.compute_domain_readiness import compute_domain_readiness
-from ansible_collections.gpufabric.cluster.plugins.filter.compute_domain_spec import FilterModule as SpecFilters
 from ansible_collections.gpufabric.cluster.plugins.filter.compute_domain_spec import compute_domain_spec
 
 SHARED = os.path.normpath(os.path.join(os.path.dirname(__file__), "..", "..", "..", "..", "..", "shared"))
@@ -58,12 +51,6 @@ def _pod(name: str, node: str | None, ready: bool = True, phase: str = "Running"
         pod["spec"]["nodeName"] = node
     pod["metadata"].update(extra)
     return pod
-
-
-def test_filters_are_registered():
-    assert SpecFilters().filters()["compute_domain_spec"] is compute_domain_spec
-    assert ReadinessFilters().filters()["compute_domain_readiness"] is compute_domain_readiness
-    assert IsolationFilters().filters()["compute_domain_isolation"] is compute_domain_isolation
 
 
 @pytest.mark.parametrize("name", ["25.12.0", "v25.12.0"])
