@@ -12,7 +12,7 @@ from ansible.errors import AnsibleFilterError
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ansible_collections.gpufabric.cluster.plugins.filter.imex_address import FilterModule, imex_address
+from ansible_collections.gpufabric.cluster.plugins.filter.imex_address import imex_address
 from ansible_collections.gpufabric.cluster.plugins.filter.imex_domains import imex_domains
 from ansible_collections.gpufabric.cluster.plugins.filter.preflight_report import preflight_report
 
@@ -27,10 +27,6 @@ def facts(default_ipv4="10.0.0.1", ib0="192.168.7.1", ib0_ipv6=None):
         result["ib0"]["ipv6"] = [{"address": "fe80::1", "prefix": "64", "scope": "link"},
                                  {"address": ib0_ipv6, "prefix": "64", "scope": "global"}]
     return result
-
-
-def test_filter_is_registered():
-    assert FilterModule().filters() == {"imex_address": imex_address}
 
 
 @pytest.mark.parametrize(("settings", "expected"), [

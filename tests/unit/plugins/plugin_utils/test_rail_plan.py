@@ -14,7 +14,7 @@ from ansible.errors import AnsibleFilterError
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ansible_collections.gpufabric.cluster.plugins.filter.rail_plan import FilterModule, rail_plan
+from ansible_collections.gpufabric.cluster.plugins.filter.rail_plan import rail_plan
 from ansible_collections.gpufabric.cluster.plugins.module_utils.connectx import collect_connectx
 from ansible_collections.gpufabric.cluster.plugins.plugin_utils.rail_plan import (
     DEFAULT_LABELS,
@@ -66,10 +66,6 @@ def errors_of_fleet(hostvars, hosts, fleet):
     with pytest.raises(AnsibleFilterError) as caught:
         rail_plan(hostvars, hosts, fleet=fleet)
     return str(caught.value)
-
-
-def test_filter_is_registered():
-    assert FilterModule().filters() == {"rail_plan": rail_plan}
 
 
 def test_hgx_infiniband_rails_in_pci_order_with_sorted_host_indices(hgx_connectx):
