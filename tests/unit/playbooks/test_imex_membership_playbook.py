@@ -181,6 +181,9 @@ def test_the_preflight_of_a_limited_run_probes_exactly_the_fleet_hosts_it_lacks_
      "the NVIDIA driver (branch 575, which nvidia_driver would install in this run (check mode)) is older"),
     (True, {"action": "present", "branch": "580", "version": ""}, "the NVIDIA driver (570.172.08, ansible_facts"),
     (False, {"action": "install", "branch": "580", "version": ""}, "the NVIDIA driver (570.172.08, ansible_facts"),
+    # what -e can pass instead of a mapping: not a plan, so the loaded driver is judged
+    (True, "install", "the NVIDIA driver (570.172.08, ansible_facts"),
+    (True, "", "the NVIDIA driver (570.172.08, ansible_facts"),
 ])
 def test_check_mode_judges_the_driver_that_nvidia_driver_would_install(tmp_path, tray_facts, host_trees, check, plan,
                                                                        refused):
