@@ -253,3 +253,15 @@ def test_the_host_phase_refuses_a_host_where_the_roles_would_not_be_root(fleet, 
         assert "TASK [gpufabric.cluster.nvidia_peermem" not in output
     else:
         assert "TASK [gpufabric.cluster.nvidia_peermem" in output, output[-3000:]
+
+
+@pytest.mark.parametrize("setting", ["gpufabric_defer_failures=false", '{"gpufabric_defer_failures": false}'])
+def test_the_summary_is_written_when_the_user_passes_no_deferral_to_the_site_run(fleet, setting):
+    """site.yml defers its phases' failures so that its summary is always written; a user's ``-e
+    gpufabric_defer_failures=false`` (text from key=value, or a boolean from JSON) outranks the playbook's own vars, and
+    ended the run with every host failed and no summary. The site run defers whatever that setting says."""
+    completed, summary, _reports = run_site(fleet, "no-deferral-" + str(len(setting)), "-e",
+                                            '{"gpufabric_host_roles": ["nvidia_peermem"]}', "-e", setting)
+    assert completed.returncode == 2, completed.stdout[-3000:]
+    assert sorted(summary["failed_hosts"]) == ["broken", "hgx"]
+    assert summary["failed_hosts"]["hgx"].startswith("failed in the host phase: "), summary["failed_hosts"]
