@@ -265,3 +265,24 @@ def test_the_summary_is_written_when_the_user_passes_no_deferral_to_the_site_run
     assert completed.returncode == 2, completed.stdout[-3000:]
     assert sorted(summary["failed_hosts"]) == ["broken", "hgx"]
     assert summary["failed_hosts"]["hgx"].startswith("failed in the host phase: "), summary["failed_hosts"]
+
+
+@pytest.mark.parametrize("content", ["", "\n", "apiVersion: v1\nkind: Config\n", "clusters: [", "- a\n- b\n"],
+                         ids=["empty", "newline", "no-context", "truncated", "a-list"])
+def test_a_kubeconfig_that_is_empty_or_no_kubeconfig_stops_the_site_run_naming_the_site_setting(
+        fleet, fake_helm, tmp_path, content):
+    """An empty, truncated or context-less kubeconfig file is found in the first play, named by the setting the user
+    set, without the file's text and before any host is probed."""
+    fake_helm.configure({"name": "gpu-operator", "version": "v26.7.0"})
+    kubeconfig = tmp_path / "kubeconfig"
+    kubeconfig.write_text(content)
+    variables = {"gpufabric_host_roles": [], "gpufabric_cluster_roles": ["gpu_operator"],
+                 "gpufabric_kubeconfig": str(kubeconfig), "gpu_operator_helm_binary": str(fake_helm.path)}
+    completed = ansible_playbook(["-i", str(fleet / "hosts.yml"), "gpufabric.cluster.site", "-e",
+                                  f"gpufabric_report_dir={tmp_path / 'reports'}", "-e", json.dumps(variables)], fleet)
+    output = " ".join(completed.stdout.split())
+    assert completed.returncode == 2, output[-3000:]
+    assert f"gpu_operator_kubeconfig {kubeconfig} (set by gpufabric_kubeconfig)" in output, output[-3000:]
+    assert "TASK [Gather the GPU fabric facts of every host]" not in output
+    if content.strip():
+        assert content.strip() not in output
