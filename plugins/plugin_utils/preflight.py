@@ -627,7 +627,8 @@ def preflight_report(hostvars: Mapping, hosts: list[str], settings: Mapping | No
         facts = _facts_of(host_vars)
         if facts is None:
             report_hosts[name] = {"status": "fail", "summary": "no gpufabric facts (host unreachable or probe failed)",
-                                  "checks": [_check("probe", "fail", "no gpufabric facts were gathered")]}
+                                  "checks": [_check("probe", "fail", "no gpufabric facts were gathered "
+                                                                     "(unreachable, or the probe failed)")]}
             continue
         address, why = site_imex_address(name, host_vars)
         collected[name] = {"facts": facts, "address": address, "why": why}

@@ -286,3 +286,39 @@ def test_a_kubeconfig_that_is_empty_or_no_kubeconfig_stops_the_site_run_naming_t
     assert "TASK [Gather the GPU fabric facts of every host]" not in output
     if content.strip():
         assert content.strip() not in output
+
+
+def _unreachable_inventory(workdir):
+    """Two GPU hosts whose SSH port refuses the connection."""
+    unreachable = {"ansible_host": "127.0.0.1", "ansible_port": 1, "ansible_connection": "ssh"}
+    (workdir / "hosts.yml").write_text(yaml.safe_dump(
+        {"all": {"children": {"gpu_nodes": {"hosts": {"tray1": unreachable, "tray2": unreachable}}}}}))
+    return workdir / "hosts.yml"
+
+
+def test_the_summary_is_written_when_every_host_is_unreachable(tmp_path):
+    """Issue 45: Ansible ends a playbook whose play lost every host, so a site run in which no host could be reached
+    ended in the preflight without a report or a summary. The site's preflight keeps such hosts in its play without
+    facts: each is judged and excluded, named in the summary, and the run fails at the end."""
+    inventory = _unreachable_inventory(tmp_path)
+    reports = tmp_path / "reports"
+    completed = ansible_playbook(["-i", str(inventory), "gpufabric.cluster.site", "--tags", "preflight,hosts", "-e",
+                                  f"gpufabric_report_dir={reports}", "-e", '{"gpufabric_host_roles": []}'], tmp_path)
+    assert completed.returncode == 2, completed.stdout[-3000:]
+    summary = json.loads((reports / "site-summary.json").read_text())
+    assert summary["result"] == "fail"
+    for host in ("tray1", "tray2"):
+        assert summary["excluded_hosts"][host] == [
+            "no gpufabric facts were gathered (unreachable, or the probe failed)"], summary["excluded_hosts"]
+    preflight = json.loads((reports / "preflight.json").read_text())
+    assert preflight["hosts"]["tray1"]["status"] == "fail"
+
+
+def test_the_preflight_run_alone_still_reports_an_unreachable_host_as_unreachable(tmp_path):
+    """Only the site run keeps an unreachable host in its preflight: run alone, the preflight ends with Ansible's exit
+    status for an unreachable host (4), as documented."""
+    inventory = _unreachable_inventory(tmp_path)
+    completed = ansible_playbook(["-i", str(inventory), "gpufabric.cluster.preflight", "-e",
+                                  f"gpufabric_report_dir={tmp_path / 'reports'}"], tmp_path)
+    assert completed.returncode == 4, completed.stdout[-3000:]
+    assert "unreachable=1" in completed.stdout
