@@ -59,6 +59,16 @@ options:
           - The file's permission bits, an octal string such as V('0644') (quote it in YAML) or a number.
         type: raw
         default: '0644'
+      volatile:
+        description:
+          - A regular expression (Python syntax) for text of O(files[].content) that changes on every run without
+            the file meaning anything new, such as the time a report was generated.
+          - Every match is left out when the file on disk is compared with O(files[].content), so a file that
+            differs only there is left as it is (its time then says when its content last changed) and the task
+            reports no change.
+          - A pattern that matches the empty string is refused.
+        type: str
+        version_added: 1.3.0
   directory_mode:
     description:
       - Permission bits for the directories of the files, created or existing, as for O(files[].mode).

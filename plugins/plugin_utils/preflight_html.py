@@ -25,6 +25,7 @@ from collections.abc import Mapping
 from ansible_collections.gpufabric.cluster.plugins.plugin_utils import arguments
 from ansible_collections.gpufabric.cluster.plugins.plugin_utils.report_html import BASE_STYLE, document, escape
 from ansible_collections.gpufabric.cluster.plugins.plugin_utils.report_markdown import ReportError
+from ansible_collections.gpufabric.cluster.plugins.plugin_utils.report_stamp import stamp_line
 
 # Host and domain verdicts the page knows; anything else is drawn as "unknown" (grey), never as a pass.
 VERDICTS = ("pass", "warn", "fail", "no_hardware")
@@ -203,6 +204,8 @@ def preflight_report_html(report: t.Any, title: t.Any = "GPU fabric readiness", 
               for status in VERDICTS]
     body.append(f'<p class="counts"><span>{escape(summary.get("hosts", len(hosts)))} host(s)</span>'
                 + "".join(counts) + "</p>")
+    if stamp_line(report):
+        body.append(f'<p class="stamp">{escape(stamp_line(report))}</p>')
     if args.validation_link:
         body.append(f'<p><a class="validation" href="{escape(args.validation_link)}">Validation report</a></p>')
     drawn: set[str] = set()

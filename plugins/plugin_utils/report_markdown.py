@@ -20,6 +20,7 @@ import typing as t
 from collections.abc import Mapping
 
 from ansible_collections.gpufabric.cluster.plugins.plugin_utils.redact import redact
+from ansible_collections.gpufabric.cluster.plugins.plugin_utils.report_stamp import stamp_line
 
 
 class ReportError(ValueError):
@@ -45,6 +46,8 @@ def preflight_markdown(report: Mapping, title: str = "GPU fabric readiness") -> 
         raise ReportError("expected the dict returned by gpufabric.cluster.preflight_report")
     summary = report["summary"]
     lines = [f"# {title}", ""]
+    if stamp_line(report):
+        lines += [stamp_line(report), ""]
     verdict = "READY" if summary.get("ready") else "NOT READY: " + ", ".join(summary.get("failed_hosts") or [])
     lines += [f"**{verdict}** - {summary.get('hosts', 0)} host(s): {summary.get('pass', 0)} pass, "
               f"{summary.get('warn', 0)} warn, {summary.get('fail', 0)} fail, "
@@ -114,8 +117,10 @@ def site_summary_markdown(summary: Mapping) -> str:
     """Return the summary of a site run (from ``gpufabric.cluster.site_summary``) as a Markdown document."""
     if not isinstance(summary, Mapping) or "result" not in summary or "preflight" not in summary:
         raise ReportError("expected the dict returned by gpufabric.cluster.site_summary")
-    lines = [f"# gpufabric.cluster site run: {str(summary['result']).upper()}", "",
-             "| host | preflight | outcome |", "|---|---|---|"]
+    lines = [f"# gpufabric.cluster site run: {str(summary['result']).upper()}", ""]
+    if stamp_line(summary):
+        lines += [stamp_line(summary), ""]
+    lines += ["| host | preflight | outcome |", "|---|---|---|"]
     lines += [f"| {host} | {status} | {_outcome(host, summary)} |"
               for host, status in sorted((summary["preflight"].get("status") or {}).items())]
     cluster = redact(summary.get("cluster_failure"))

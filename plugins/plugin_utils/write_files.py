@@ -3,8 +3,10 @@
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Write a list of files on the controller in one step: the logic of the ``gpufabric.cluster.write_files`` action.
 
-Each file is ``{path, content, mode}``. A file is rewritten only when its content or mode differs (atomically: a
-temporary file in the same directory, then a rename), so a second run with the same input changes nothing. The
+Each file is ``{path, content, mode, volatile}``. A file is rewritten only when its content or mode differs
+(atomically: a temporary file in the same directory, then a rename), so a second run with the same input changes
+nothing; text that ``volatile`` (a regular expression) matches, such as a report's generation time, is left out of
+that comparison, so a file that differs from its content only there is left as it is. The
 directory of each file is created when it is missing and, with ``directory_mode``, given that mode. In check
 mode nothing is touched and the result says what would change; with ``diff`` the result carries a before/after
 pair per changed file (and one per changed mode), as Ansible's ``--diff`` prints them.
@@ -79,16 +81,37 @@ def parse_mode(name: str, value: t.Any) -> int:
     return mode
 
 
+def parse_volatile(name: str, value: t.Any) -> re.Pattern:
+    """The compiled pattern of a file's ``volatile`` text, which must not match the empty string."""
+    text = arguments.text(name, value)
+    try:
+        pattern = re.compile(text.encode("utf-8", errors="surrogateescape"))
+    except (re.error, UnicodeEncodeError) as exc:
+        raise arguments.ArgumentError(f"{name} {text!r} is not a regular expression ({exc})") from None
+    if pattern.fullmatch(b""):
+        raise arguments.ArgumentError(f"{name} {text!r} matches the empty string, which would hide every change")
+    return pattern
+
+
+def same_but_volatile(before: bytes, after: bytes, volatile: re.Pattern | None) -> bool:
+    """Whether ``before`` and ``after`` are equal once every match of ``volatile`` is left out of both."""
+    if volatile is None:
+        return before == after
+    return volatile.sub(b"", before) == volatile.sub(b"", after)
+
+
 def parse_files(files: t.Any) -> list[dict]:
-    """The checked list of ``{path, content, mode}`` (absolute normalised path, text content, int mode)."""
+    """The checked list of ``{path, data, mode, volatile}`` (absolute normalised path, UTF-8 content, int mode,
+    compiled bytes pattern or None)."""
     checked = []
     seen: dict[str, int] = {}
     for index, entry in enumerate(arguments.sequence("files", files)):
         where = f"files[{index}]"
         entry = arguments.mapping(where, entry)
-        unknown = sorted(str(key) for key in entry if key not in ("path", "content", "mode"))
+        unknown = sorted(str(key) for key in entry if key not in ("path", "content", "mode", "volatile"))
         if unknown:
-            raise arguments.ArgumentError(f"{where} has unknown key(s) {', '.join(unknown)} (path, content, mode)")
+            raise arguments.ArgumentError(f"{where} has unknown key(s) {', '.join(unknown)} "
+                                          "(path, content, mode, volatile)")
         if "path" not in entry or "content" not in entry:
             raise arguments.ArgumentError(f"{where} needs path and content")
         path = arguments.text(f"{where}.path", entry["path"])
@@ -101,10 +124,11 @@ def parse_files(files: t.Any) -> list[dict]:
         except UnicodeEncodeError as exc:
             raise arguments.ArgumentError(f"{where}.content cannot be written as UTF-8: {exc.reason}") from None
         mode = parse_mode(f"{where}.mode", entry.get("mode", DEFAULT_MODE))
+        volatile = arguments.optional(parse_volatile, f"{where}.volatile", entry.get("volatile"))
         if path in seen:
             raise WriteFilesError(f"{where}.path {path} is also files[{seen[path]}].path")
         seen[path] = index
-        checked.append({"path": path, "data": data, "mode": mode})
+        checked.append({"path": path, "data": data, "mode": mode, "volatile": volatile})
     # A path cannot be a file to write and, at the same time, the directory (or a directory above) of another.
     for entry in checked:
         for other, parent in ((other, os.path.dirname(other["path"])) for other in checked):
@@ -365,7 +389,7 @@ def write_files(files: t.Any, directory_mode: t.Any = None, check_mode: bool = F
             directory = directories[os.path.dirname(entry["path"])]
             if before is None:
                 state = "created"
-            elif before != data:
+            elif not same_but_volatile(before, data, entry["volatile"]):
                 state = "updated"
             elif before_mode != entry["mode"]:
                 state = "mode"

@@ -322,3 +322,19 @@ def test_the_preflight_run_alone_still_reports_an_unreachable_host_as_unreachabl
                                   f"gpufabric_report_dir={tmp_path / 'reports'}"], tmp_path)
     assert completed.returncode == 4, completed.stdout[-3000:]
     assert "unreachable=1" in completed.stdout
+
+
+def test_a_limit_without_localhost_is_refused_before_any_host_is_probed(fleet):
+    """The site's settings check, cluster phase and summary run on localhost: ``--limit hgx`` skipped them all and the
+    run ended green with no summary. It is refused naming the limit that works; with localhost in the limit the run
+    goes on and writes its summary."""
+    completed = ansible_playbook(["-i", str(fleet / "hosts.yml"), "gpufabric.cluster.site", "--tags", "preflight",
+                                  "--limit", "hgx", "-e", f"gpufabric_report_dir={fleet / 'limited'}"], fleet)
+    output = " ".join(completed.stdout.split())
+    assert completed.returncode == 2, output[-3000:]
+    assert ("--limit hgx leaves out localhost, where site.yml checks the settings, runs the cluster phase and writes "
+            "its summary: add it, --limit 'hgx,localhost'") in output
+    assert "TASK [Gather the GPU fabric facts of every host]" not in output
+    completed, summary, _reports = run_site(fleet, "limited-with-localhost", "--limit", "hgx,localhost")
+    assert sorted(summary["preflight"]["status"]) == ["hgx"], completed.stdout[-3000:]
+    assert summary["limit"] == "hgx,localhost"
