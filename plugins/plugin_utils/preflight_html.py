@@ -23,6 +23,7 @@ import typing as t
 from collections.abc import Mapping
 
 from ansible_collections.gpufabric.cluster.plugins.plugin_utils import arguments
+from ansible_collections.gpufabric.cluster.plugins.plugin_utils.preflight_fixes import grouped_problems, named_hosts
 from ansible_collections.gpufabric.cluster.plugins.plugin_utils.report_html import BASE_STYLE, document, escape
 from ansible_collections.gpufabric.cluster.plugins.plugin_utils.report_markdown import ReportError
 from ansible_collections.gpufabric.cluster.plugins.plugin_utils.report_stamp import stamp_line
@@ -174,6 +175,20 @@ def _rest_section(names: list[str], hosts: Mapping) -> str:
         "</section>"])
 
 
+def _fix_section(hosts: Mapping) -> str:
+    """The checks that failed or warned, grouped by check and message, each with the role or setting that fixes it."""
+    problems = grouped_problems(hosts)
+    if not problems:
+        return ""
+    rows = "".join(f'<tr class="{escape(item["status"])}"><td>{escape(item["check"])}</td>'
+                   f'<td>{escape(LABELS.get(item["status"], item["status"]))}</td>'
+                   f'<td>{len(item["hosts"])}: {escape(named_hosts(item["hosts"]))}</td>'
+                   f'<td>{escape(item["message"])}</td><td>{escape(item["fixed_by"] or "-")}</td></tr>'
+                   for item in problems)
+    return ('<section class="fix"><h2>What to fix</h2><table><tr><th>check</th><th>status</th><th>hosts</th>'
+            f"<th>detail</th><th>fixed by</th></tr>{rows}</table></section>")
+
+
 def preflight_report_html(report: t.Any, title: t.Any = "GPU fabric readiness", validation_link: t.Any = None,
                           expected_members: t.Any = None) -> str:
     """One HTML document, no external asset or script, for the report of ``gpufabric.cluster.preflight_report``.
@@ -208,6 +223,7 @@ def preflight_report_html(report: t.Any, title: t.Any = "GPU fabric readiness", 
         body.append(f'<p class="stamp">{escape(stamp_line(report))}</p>')
     if args.validation_link:
         body.append(f'<p><a class="validation" href="{escape(args.validation_link)}">Validation report</a></p>')
+    body.append(_fix_section(hosts))
     drawn: set[str] = set()
     for domain in domains or []:
         if not isinstance(domain, Mapping):

@@ -19,6 +19,7 @@ from __future__ import annotations
 import typing as t
 from collections.abc import Mapping
 
+from ansible_collections.gpufabric.cluster.plugins.plugin_utils.preflight_fixes import grouped_problems, named_hosts
 from ansible_collections.gpufabric.cluster.plugins.plugin_utils.redact import redact
 from ansible_collections.gpufabric.cluster.plugins.plugin_utils.report_stamp import stamp_line
 
@@ -59,6 +60,12 @@ def preflight_markdown(report: Mapping, title: str = "GPU fabric readiness") -> 
             name, _ICONS.get(entry.get("status"), entry.get("status")), entry.get("gpus", "-"),
             entry.get("driver_version") or "-", entry.get("connectx_ports", "-"),
             entry.get("cliques") or "-", entry.get("summary", ""))) + " |")
+    problems = grouped_problems(report["hosts"])
+    if problems:
+        lines += ["", "## What to fix", "", "| check | status | hosts | detail | fixed by |", "|---|---|---|---|---|"]
+        lines += [f"| {_cell(item['check'])} | {_ICONS.get(item['status'], item['status'])} "
+                  f"| {len(item['hosts'])}: {_cell(named_hosts(item['hosts']))} | {_cell(item['message'])} "
+                  f"| {_cell(item['fixed_by'] or '-')} |" for item in problems]
     for name, entry in sorted(report["hosts"].items()):
         lines += ["", f"## {name}", ""]
         if entry.get("place"):

@@ -71,7 +71,8 @@ def test_the_version_of_the_source_tree_and_of_an_installed_collection(tmp_path)
     assert stamp.collection_version(str(tmp_path)) == "2.0.0"
 
 
-@pytest.mark.parametrize("manifest", ["", "{", "[]", '{"collection_info": null}', '{"collection_info": {"version": ""}}'])
+@pytest.mark.parametrize("manifest", ["", "{", "[]", '{"collection_info": null}',
+                                      '{"collection_info": {"version": ""}}'])
 def test_an_unreadable_version_reads_unknown_never_an_error(tmp_path, manifest):
     (tmp_path / "MANIFEST.json").write_text(manifest)
     assert stamp.collection_version(str(tmp_path)) == "unknown"

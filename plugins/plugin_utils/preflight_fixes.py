@@ -1,0 +1,63 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, gpufabric.cluster contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""What fixes a failing preflight check, and the failures of a fleet grouped, for the reports people read.
+
+:data:`FIXED_BY` names, per check of :mod:`.preflight`, the role or setting that repairs it; :func:`grouped_problems`
+gathers the checks that did not pass by check, status and message, so that 72 trays failing the same way read as one
+line naming them instead of 72.
+"""
+
+from __future__ import annotations
+
+import typing as t
+from collections.abc import Mapping
+
+# Per check: the role or setting that fixes it (the checks of plugins/plugin_utils/preflight.py).
+FIXED_BY = {
+    "probe": "the host's reachability and the probe's own errors (gpufabric.cluster.fabric_facts, "
+             "gpufabric_probe_root)",
+    "driver": "role gpufabric.cluster.nvidia_driver (nvidia_driver_branch, nvidia_driver_version); the minimum is "
+              "gpufabric_min_driver_version",
+    "fabric": "the NVLink fabric: nvidia-fabricmanager on HGX (role gpufabric.cluster.nvidia_driver, "
+              "nvidia_driver_fabricmanager), the rack's NVLink switch trays on an NVL72",
+    "rdma_ports": "role gpufabric.cluster.doca_ofed (driver and firmware) and role gpufabric.cluster.rdma_network "
+                  "(rdma_network_mtu, which ports are rails: rdma_network_*); the rules are "
+                  "gpufabric_preflight_settings rdma_min_rate_gbps, rdma_mtu, rdma_require_active",
+    "imex": "role gpufabric.cluster.nvidia_imex (gpufabric_imex_mode)",
+    "imex_domain": "role gpufabric.cluster.nvidia_imex (every member's nodes file); the expected size is "
+                   "gpufabric_preflight_settings imex_domain_members",
+    "gpudirect_rdma": "role gpufabric.cluster.nvidia_peermem, or DMA-BUF with the open kernel modules "
+                      "(role gpufabric.cluster.nvidia_driver)",
+    "numa_alignment": "the placement of the NICs in the host (hardware)",
+}
+# How many hosts a grouped line names before "and N more".
+NAMED_HOSTS = 8
+
+
+def fixed_by(check: t.Any) -> str:
+    """The role or setting that fixes ``check``; empty for a check this table does not know."""
+    return FIXED_BY.get(check, "") if isinstance(check, str) else ""
+
+
+def grouped_problems(hosts: Mapping) -> list[dict]:
+    """``[{check, status, message, hosts, fixed_by}]``: every check that failed or warned, one entry per check, status
+    and message with the hosts that share it (sorted), failures first, then by how many hosts share it."""
+    groups: dict[tuple[str, str, str], list[str]] = {}
+    for name, entry in hosts.items():
+        if not isinstance(entry, Mapping):
+            continue
+        for check in entry.get("checks") or []:
+            if isinstance(check, Mapping) and check.get("status") in ("fail", "warn"):
+                key = (str(check.get("name")), str(check["status"]), str(check.get("message")))
+                groups.setdefault(key, []).append(str(name))
+    found = [{"check": check, "status": status, "message": message, "hosts": sorted(names),
+              "fixed_by": fixed_by(check)} for (check, status, message), names in groups.items()]
+    return sorted(found, key=lambda item: (item["status"] != "fail", -len(item["hosts"]), item["check"],
+                                           item["message"]))
+
+
+def named_hosts(names: t.Sequence[str], limit: int = NAMED_HOSTS) -> str:
+    """The first ``limit`` names, then how many more."""
+    shown = ", ".join(names[:limit])
+    return shown + (f" and {len(names) - limit} more" if len(names) > limit else "")
