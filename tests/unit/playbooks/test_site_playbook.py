@@ -143,9 +143,26 @@ def test_a_truncated_or_empty_summary_from_an_earlier_run_is_written_whole_again
     (reports / "site-summary.json").write_text(text[: len(text) // 2])
     (reports / "site-summary.md").write_text("")
     _completed, again, reports = run_site(fleet, "truncated")
-    assert again == first
-    assert (reports / "site-summary.json").read_text() == text
+    # the same summary, but for its time: the file was rewritten, so it says when
+    assert {**again, "generated_at": None} == {**first, "generated_at": None}
+    assert again["generated_at"] >= first["generated_at"]
+    assert (reports / "site-summary.json").read_text() == text.replace(first["generated_at"], again["generated_at"])
     assert (reports / "site-summary.md").read_text().strip()
+
+
+def test_a_second_run_with_the_same_outcome_leaves_the_summary_and_its_time_as_they_were(fleet):
+    """The reports carry their time (issue 45), yet an unchanged outcome rewrites nothing: the time is left out of
+    the comparison with the file on disk, so the files keep the time they were first written with."""
+    _completed, first, reports = run_site(fleet, "same-outcome")
+    written = {name: (reports / name).stat().st_ino for name in ("site-summary.json", "site-summary.md",
+                                                                  "preflight.json", "preflight.md", "preflight.html")}
+    completed, again, _reports = run_site(fleet, "same-outcome")
+    assert again == first
+    assert {name: (reports / name).stat().st_ino for name in written} == written
+    for task in ("Write site-summary.json and site-summary.md",
+                 "Write the preflight report as JSON, Markdown and HTML"):
+        said = completed.stdout.split(f"TASK [{task}]")[1].split("TASK [")[0]
+        assert "ok: [" in said and "changed:" not in said, said
 
 
 @pytest.mark.parametrize(("on_controller", "refused"), [(None, True), ("false", True), ("true", False)])
