@@ -359,9 +359,9 @@ def check_rdma_ports(connectx: Mapping, settings: Mapping, selection: rail_selec
     The rails are the ports the rail rule selects (``selection``, :func:`.rail_selection.host_rails`: the host's
     ``rdma_network_*`` settings, the rule the ``rdma_network`` role plans by; without it, the rule's defaults with
     nothing protected); the other ports are named in the message as not judged and never fail the check.
-    ``selection_problems`` (the host's selection settings that are no values) fail it. A rail whose ``errors`` the probe filled
-    (values a kernel would never write: an unknown link layer, a rate that is not a rate, a dangling PCI link) fails
-    with those errors, whatever else it reports.
+    ``selection_problems`` (the host's selection settings that are no values) fail it. A rail whose ``errors`` the
+    probe filled (values a kernel would never write: an unknown link layer, a rate that is not a rate, a dangling PCI
+    link) fails with those errors, whatever else it reports.
     """
     ports = [_map(port) for port in _list(connectx.get("ports"))]
     if selection_problems:
