@@ -335,7 +335,10 @@ class _Walk:
         device_dir = self.device_dir(function, rdma_device)
         device_id = self.parsed(f"{function.path}/device", lambda text: parse_device_id(text.lower()))
         fw_ver = self.parsed(f"{device_dir}/fw_ver", parse_fw_ver)
-        board_id = self.parsed(f"{device_dir}/board_id", parse_board_id)
+        # board_id only names the card (its PSID): absent (a BlueField DPU, some kernels) it is None, not an error;
+        # present, it must read and have a board id's shape.
+        board_id = (self.parsed(f"{device_dir}/board_id", parse_board_id)
+                    if exists(self.root, f"{device_dir}/board_id") else None)
         numa_node = self.parsed(f"{function.path}/numa_node", parse_numa_node)
         same_switch = tuple(sorted(gpu.address for gpu in gpus if shares_pcie_switch(function.path, gpu.path)))
         same_numa = tuple(sorted(gpu.address for gpu in gpus if numa_node is not None and gpu.numa_node == numa_node))

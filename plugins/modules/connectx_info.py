@@ -173,7 +173,8 @@ ports:
     board_id:
       description:
         - Board id (PSID) of the adapter, 1 to 64 letters, digits and C(_.-).
-        - V(null) when unreadable or of another shape (then named in RV(errors)).
+        - V(null) when the device has no C(board_id) attribute (not an error, it only names the card), or when it
+          is unreadable or of another shape (then named in RV(errors)).
       returned: always
       type: str
       sample: MT_0000000838

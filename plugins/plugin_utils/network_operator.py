@@ -64,8 +64,10 @@ def rails_of(facts: Mapping[str, Mapping]) -> list[dict]:
     per_host = {}
     for host, item in sorted(facts.items()):
         # rdma_network's rail numbering (every port with a netdev, inactive ones too); its messages are not ours.
+        # Without the rail plan this numbering keeps the BlueField ports, as before the rail rule's default
+        # exclusion (issue 45): a rail plan, when rdma_network ran, is read instead (rails_of_plan).
         ports, _skipped = select_ports([dict(port) for port in (item.get("connectx") or {}).get("ports") or []],
-                                       {"include_inactive": True}, {}, host, [])
+                                       {"include_inactive": True, "exclude_device_ids": []}, {}, host, [])
         per_host[host] = ports
     counts = {host: len(ports) for host, ports in per_host.items()}
     if not counts or not max(counts.values()):

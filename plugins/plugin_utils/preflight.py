@@ -21,7 +21,7 @@ from collections.abc import Mapping
 
 from ansible_collections.gpufabric.cluster.plugins.module_utils.host_values import is_safe_path, is_version
 from ansible_collections.gpufabric.cluster.plugins.module_utils.sort_keys import address_key
-from ansible_collections.gpufabric.cluster.plugins.plugin_utils import arguments
+from ansible_collections.gpufabric.cluster.plugins.plugin_utils import arguments, rail_selection
 from ansible_collections.gpufabric.cluster.plugins.plugin_utils import settings as site_settings
 from ansible_collections.gpufabric.cluster.plugins.plugin_utils.dma_buf import blocking_messages
 from ansible_collections.gpufabric.cluster.plugins.plugin_utils.fabric_health import check_fabric_health
@@ -352,24 +352,40 @@ def check_imex_host(gpu: dict, imex: dict, mode: t.Any, socket_path: t.Any) -> d
                   f"nvidia-imex {imex.get('version')} {state}, nodes file with {count} address(es){ready}")
 
 
-def check_rdma_ports(connectx: Mapping, settings: Mapping) -> dict:
-    """Every ConnectX port is ACTIVE at the expected rate and MTU, and the probe read it without error.
+def check_rdma_ports(connectx: Mapping, settings: Mapping, selection: rail_selection.Selection | None = None,
+                     selection_problems: t.Sequence[str] = ()) -> dict:
+    """Every rail is ACTIVE at the expected rate and MTU, and the probe read it without error.
 
-    A port whose ``errors`` the probe filled (values a kernel would never write: an unknown link layer, a rate
-    that is not a rate, a dangling PCI link) fails with those errors, whatever else it reports.
+    The rails are the ports the rail rule selects (``selection``, :func:`.rail_selection.host_rails`: the host's
+    ``rdma_network_*`` settings, the rule the ``rdma_network`` role plans by; without it, the rule's defaults with
+    nothing protected); the other ports are named in the message as not judged and never fail the check.
+    ``selection_problems`` (the host's selection settings that are no values) fail it. A rail whose ``errors`` the
+    probe filled (values a kernel would never write: an unknown link layer, a rate that is not a rate, a dangling PCI
+    link) fails with those errors, whatever else it reports.
     """
     ports = [_map(port) for port in _list(connectx.get("ports"))]
+    if selection_problems:
+        return _check("rdma_ports", "fail", "; ".join(selection_problems))
     if not ports:
         return _check("rdma_ports", "skip", "no ConnectX port found")
+    if selection is None:
+        selection = rail_selection.select_rails(ports, {}, {}, "", [])
+    rails = selection.rails
+    not_judged = ""
+    if selection.left_out:
+        not_judged = (f"{len(selection.left_out)} non-rail port(s) not judged: "
+                      + ", ".join(f"{_port_name(port)} ({port['reason']})" for port in selection.left_out))
+    if not rails:
+        return _check("rdma_ports", "skip", f"no rail among {len(ports)} ConnectX port(s); {not_judged}")
     fastest: dict[t.Any, float] = {}
-    for port in ports:
+    for port in rails:
         if _list(port.get("errors")):
             continue
         layer = str(port.get("link_layer"))
         fastest[layer] = max(fastest.get(layer, 0), _rate(port))
     mtus = _map(settings.get("rdma_mtu"))
     problems = []
-    for port in ports:
+    for port in rails:
         label = f"{port.get('rdma_device')}/{port.get('port')} ({port.get('netdev') or 'no netdev'})"
         errors = [str(error) for error in _list(port.get("errors"))]
         if errors:
@@ -386,11 +402,19 @@ def check_rdma_ports(connectx: Mapping, settings: Mapping) -> dict:
             issues.append(f"mtu {port.get('mtu')} instead of {expected_mtu}")
         if issues:
             problems.append(f"{label}: {', '.join(issues)}")
+    tail = f"; {not_judged}" if not_judged else ""
     if problems:
-        return _check("rdma_ports", "fail", "; ".join(problems))
-    layers = ", ".join(f"{count} {layer}" for layer, count in sorted(
-        (str(layer), count) for layer, count in _map(connectx.get("link_layers")).items()))
-    return _check("rdma_ports", "pass", f"{len(ports)} port(s) ACTIVE at expected rate and MTU ({layers})")
+        return _check("rdma_ports", "fail", "; ".join(problems) + tail)
+    counts: dict[str, int] = {}
+    for port in rails:
+        counts[str(port.get("link_layer"))] = counts.get(str(port.get("link_layer")), 0) + 1
+    layers = ", ".join(f"{count} {layer}" for layer, count in sorted(counts.items()))
+    return _check("rdma_ports", "pass", f"{len(rails)} port(s) ACTIVE at expected rate and MTU ({layers}){tail}")
+
+
+def _port_name(port: Mapping) -> str:
+    """A port in a message: its netdev, else its RDMA device and port number."""
+    return str(port.get("netdev") or f"{port.get('rdma_device')}/{port.get('port')}")
 
 
 def _rate(port: Mapping) -> float:
@@ -605,7 +629,9 @@ def preflight_report(hostvars: Mapping, hosts: list[str], settings: Mapping | No
 
     Reads ``ansible_facts['gpufabric']`` and the IMEX address of each host, decided by
     :func:`.imex_address.imex_address` over ``gpufabric_imex_address``, ``gpufabric_imex_interface`` and
-    ``gpufabric_imex_address_family`` (the rule the ``nvidia_imex`` role writes the nodes file by).
+    ``gpufabric_imex_address_family`` (the rule the ``nvidia_imex`` role writes the nodes file by), and its rails by
+    the rail rule over its ``rdma_network_*`` variables (:func:`.rail_selection.host_rails`, the rule the
+    ``rdma_network`` role plans by): only they are judged by the ``rdma_ports`` check.
     ``settings`` are the rules (``gpufabric_preflight_settings``), ``min_driver_version`` the site's minimum driver
     (``gpufabric_min_driver_version``) where they name none.  ``unknown_members`` are hosts outside ``hosts`` that
     may be members of their IMEX domains but have no facts (``imex_domain_peers``' ``unknown``): with the hosts of
@@ -642,7 +668,8 @@ def preflight_report(hostvars: Mapping, hosts: list[str], settings: Mapping | No
             check_fabric(gpu),
             check_fabric_health(gpu),
             check_imex_host(gpu, imex, *site_imex_mode(host_vars)),
-            check_rdma_ports(connectx, merged),
+            check_rdma_ports(connectx, merged, *rail_selection.host_rails(
+                name, host_vars, [_map(port) for port in _list(connectx.get("ports"))])),
             check_gpudirect(gpu, connectx, peermem),
             check_numa_alignment(gpu, connectx),
         ]

@@ -11,8 +11,9 @@ touched, and the record of its rail addresses read on the host); the ports come 
 maximum MTU of the links from ``ansible_facts['gpufabric']['network']`` (``gpufabric.cluster.fabric_facts``; ``setup``'s
 network facts when that subset was not gathered, :mod:`...plugin_utils.network_facts`).
 
-Rails: the ports that pass the static selectors (link layer, device id, PCI address, netdev pattern) in
-PCI order, numbered from 0; a down port keeps its number, so rail N is the same NIC on every run.  Rail N
+Rails: the ports the rail rule chooses (:mod:`...plugin_utils.rail_selection`, shared with the preflight: the static
+selectors, then, unless a selector names them, not the protected interfaces nor the BlueField DPU ports) in PCI
+order, numbered from 0; a down port keeps its number, so rail N is the same NIC on every run.  Rail N
 takes subnet ``rails[N]``; a host's address on it is ``network + offset + host index``, always inside the
 subnet: from network + 1 to the last address before the broadcast (IPv4) or to the last address (IPv6); a
 /31 (RFC 3021) or /127 (RFC 6164) point-to-point rail has both of its addresses (network + 0 and + 1); a /32 or
@@ -28,19 +29,19 @@ carries them all, so that one run shows every mistake.
 from __future__ import annotations
 
 import ipaddress
-import re
 import typing as t
 from collections.abc import Mapping
 
-from ansible_collections.gpufabric.cluster.plugins.module_utils.sort_keys import natural_key, pci_key
-from ansible_collections.gpufabric.cluster.plugins.plugin_utils import arguments, rail_indices
-from ansible_collections.gpufabric.cluster.plugins.plugin_utils.network_facts import (
-    FABRIC_FACT,
-    interface_entry,
-    network_facts,
+from ansible_collections.gpufabric.cluster.plugins.module_utils.sort_keys import natural_key
+from ansible_collections.gpufabric.cluster.plugins.plugin_utils import arguments, rail_indices, rail_selection
+from ansible_collections.gpufabric.cluster.plugins.plugin_utils.network_facts import FABRIC_FACT, interface_entry
+from ansible_collections.gpufabric.cluster.plugins.plugin_utils.rail_selection import (
+    interface_addresses,
+    network_of,
+    port_order,
+    protected_reasons,
 )
 
-LINK_LAYERS = ("Ethernet", "InfiniBand")
 IPOIB_MODES = ("datagram", "connected")
 # Default MTU per link layer / IPoIB mode, and the largest the hardware takes.
 # mlx5 Ethernet (RoCE) ports accept up to 9978; IPoIB: 4092 in datagram mode (4K IB MTU minus the
@@ -60,6 +61,7 @@ DEFAULT_LABELS = {
     "netdev_pattern": "rdma_network_netdev_pattern",
     "rail_indices": "rdma_network_rail_indices",
     "include_inactive": "rdma_network_include_inactive",
+    "exclude_device_ids": "rdma_network_exclude_device_ids",
     "address_offset": "rdma_network_address_offset",
     "table_base": "rdma_network_table_base",
     "rule_priority_base": "rdma_network_rule_priority_base",
@@ -80,13 +82,6 @@ class RailPlanError(ValueError):
 def _facts(host_vars: Mapping) -> Mapping:
     facts = host_vars.get("ansible_facts")
     return facts if isinstance(facts, Mapping) else {}
-
-
-def network_of(host_vars: Mapping) -> Mapping:
-    """A host's network facts in ``setup``'s layout, ``fabric_facts``' network subset first (it alone has
-    ``max_mtu``); ``{}`` when no network facts were gathered."""
-    network = network_facts(_facts(host_vars), prefer="fabric")
-    return network if "interfaces" in network else {}
 
 
 def ports_of(host_vars: Mapping, host: str = "", errors: list[str] | None = None) -> list[dict] | None:
@@ -119,15 +114,6 @@ def ports_of(host_vars: Mapping, host: str = "", errors: list[str] | None = None
     return found
 
 
-def port_order(port: Mapping) -> tuple:
-    """Rail order: PCI address, then port number (a port number that is not a number sorts as 0)."""
-    try:
-        number = int(port.get("port") or 0)
-    except (TypeError, ValueError, OverflowError):
-        number = 0
-    return pci_key(str(port.get("pci_address") or "")), number
-
-
 def _as_list(value: t.Any) -> list:
     if value is None or value == "":
         return []
@@ -140,84 +126,40 @@ def _mapping(value: t.Any) -> Mapping:
     return value if isinstance(value, Mapping) else {}
 
 
-def select_ports(ports: t.Sequence[Mapping], selector: Mapping, labels: Mapping[str, str],
-                 host: str, errors: list[str]) -> tuple[list[dict], list[dict]]:
-    """Return ``(chosen, skipped)`` ports, each with its ``rail`` number; append problems to ``errors``.
+def select_ports(ports: t.Sequence[Mapping], selector: Mapping, labels: Mapping[str, str], host: str,
+                 errors: list[str], protected: Mapping[str, str] | None = None) -> tuple[list[dict], list[dict]]:
+    """Return ``(chosen, skipped)`` ports by the rail rule (:func:`.rail_selection.select_rails`); append problems to
+    ``errors``.
 
-    ``selector`` holds ``link_layers``, ``device_ids``, ``pci_addresses``, ``netdev_pattern``,
-    ``rail_indices`` and ``include_inactive``.  Skipped ports carry a ``reason``.
+    ``selector`` holds the rule's settings (:data:`.rail_selection.KEYS`; a key it lacks has the role's default),
+    ``protected`` the host's protected interfaces with why (:func:`.rail_selection.protected_reasons`). ``chosen``:
+    the rails to configure, each with its ``rail`` number; ``skipped``: the rails that are not ACTIVE (unless
+    ``include_inactive``) and the ports a default exclusion left out (a protected interface, a BlueField DPU:
+    ``rail`` None), each with its ``reason``. A selection that chooses nothing is an error.
     """
-    labels = {key: labels.get(key, key) for key in ("link_layers", "device_ids", "pci_addresses", "netdev_pattern",
-                                                    "rail_indices", "include_inactive")}
-    link_layers = [str(item) for item in _as_list(selector.get("link_layers"))]
-    for item in link_layers:
-        if item not in LINK_LAYERS:
-            errors.append(f"host {host}: {labels['link_layers']}: {item!r} is not one of "
-                          f"{', '.join(LINK_LAYERS)}")
-    device_ids = [str(item).lower() for item in _as_list(selector.get("device_ids"))]
-    pci_addresses = [str(item).lower() for item in _as_list(selector.get("pci_addresses"))]
-    pattern_text = str(selector.get("netdev_pattern") or "")
-    pattern = None
-    if pattern_text:
-        try:
-            pattern = re.compile(pattern_text)
-        except re.error as exc:
-            errors.append(f"host {host}: {labels['netdev_pattern']}: {pattern_text!r} is not "
-                          f"a regular expression ({exc})")
-    rail_indices = []
-    for item in _as_list(selector.get("rail_indices")):
-        number = _int(item, "", [])
-        if number is None:
-            errors.append(f"host {host}: {labels['rail_indices']}: {item!r} is not a rail number")
-        else:
-            rail_indices.append(number)
-    # Ansible's boolean conversion: "false", "no", 0 are false; anything else that is not a boolean is refused.
-    include_inactive = False
-    try:
-        include_inactive = arguments.boolean(labels["include_inactive"],
-                                             selector.get("include_inactive") or False)
-    except arguments.ArgumentError as exc:
-        errors.append(f"host {host}: {exc}")
-
-    candidates = []
-    for port in sorted(ports, key=port_order):
-        if not port.get("netdev"):
-            continue  # a port without netdev carries no IP traffic
-        if link_layers and port.get("link_layer") not in link_layers:
-            continue
-        if device_ids and str(port.get("device_id") or "").lower() not in device_ids:
-            continue
-        if pci_addresses and str(port.get("pci_address") or "").lower() not in pci_addresses:
-            continue
-        if pattern and not pattern.fullmatch(str(port["netdev"])):
-            continue
-        candidates.append(port)
-    for number, port in enumerate(candidates):
-        port["rail"] = number
-    if rail_indices:
-        for index in rail_indices:
-            if not 0 <= index < len(candidates):
-                errors.append(f"host {host}: {labels['rail_indices']}: rail {index} does not exist; "
-                              f"the selection has {len(candidates)} rail(s) (0 to {len(candidates) - 1})")
-        candidates = [port for port in candidates if port["rail"] in rail_indices]
-    chosen, skipped = [], []
-    for port in candidates:
-        if port.get("state") != "ACTIVE" and not include_inactive:
-            skipped.append({**port, "reason": f"state {port.get('state')}, not ACTIVE"})
-        else:
-            chosen.append(port)
-    if not chosen:
+    labels = {**rail_selection.LABELS, **{key: value for key, value in labels.items() if key in rail_selection.KEYS}}
+    before = len(errors)
+    selection = rail_selection.select_rails(ports, selector, protected or {}, host, errors, labels)
+    chosen, skipped = rail_selection.configured(selection)
+    skipped += [port for port in selection.left_out if port["excluded"]]
+    if not chosen and len(errors) == before:
         found = ", ".join(f"{port.get('netdev')} ({port.get('link_layer')}, {port.get('device_id')}, "
                           f"{port.get('pci_address')}, {port.get('state')})"
-                          for port in sorted(ports, key=port_order) if port.get("netdev")) or "none"
+                          for port in sorted((port for port in ports if isinstance(port, Mapping)), key=port_order)
+                          if port.get("netdev")) or "none"
         used = [f"{labels[key]}={selector.get(key)!r}" for key in
                 ("link_layers", "device_ids", "pci_addresses", "netdev_pattern", "rail_indices")
                 if _as_list(selector.get(key))]
         why = " and ".join(used) if used else "the default selection (every port with a netdev)"
-        inactive = (f"; {len(skipped)} matching port(s) are not ACTIVE (set "
+        excluded = [port for port in selection.left_out if port["excluded"]]
+        left = (f"; {len(excluded)} port(s) left out by the default exclusions ("
+                + ", ".join(f"{port['netdev']}: {port['reason']}" for port in excluded)
+                + f"; name a port in {labels['netdev_pattern']}, {labels['device_ids']} or "
+                f"{labels['pci_addresses']} to make it a rail)") if excluded else ""
+        inactive = (f"; {len(selection.rails)} matching port(s) are not ACTIVE (set "
                     f"{labels['include_inactive']} to "
-                    "configure them anyway)") if skipped else ""
-        errors.append(f"host {host}: no ConnectX port matches {why}{inactive}; ports in "
+                    "configure them anyway)") if selection.rails else ""
+        errors.append(f"host {host}: no ConnectX port matches {why}{left}{inactive}; ports in "
                       f"ansible_facts['gpufabric']['connectx']: {found}")
     return chosen, skipped
 
@@ -330,39 +272,9 @@ def parse_rails(rails: t.Any, label: str, host: str, errors: list[str]) -> list[
     return parsed
 
 
-def _interface_addresses(facts: Mapping, name: str) -> list:
-    """Every address of interface ``name`` (primary and secondary IPv4, IPv6) with its prefix."""
-    iface = interface_entry(facts, name)
-    found = []
-    for entry in [iface.get("ipv4"), *_as_list(iface.get("ipv4_secondaries")), *_as_list(iface.get("ipv6"))]:
-        if isinstance(entry, Mapping) and entry.get("address"):
-            try:
-                found.append(ipaddress.ip_interface(f"{entry['address']}/{entry.get('netmask') or entry.get('prefix')}"
-                                                    if (entry.get("netmask") or entry.get("prefix"))
-                                                    else entry["address"]))
-            except ValueError:
-                continue
-    return found
-
-
 def protected_interfaces(host_vars: Mapping, extra: t.Sequence[str]) -> list[str]:
     """Interfaces never to touch: the default routes', the one holding ``ansible_host``, and ``extra``."""
-    facts = network_of(host_vars)
-    names = {str(name) for name in extra if name}
-    for family in ("ipv4", "ipv6"):
-        interface = _mapping(facts.get(f"default_{family}")).get("interface")
-        if interface:
-            names.add(str(interface))
-    target = str(host_vars.get("ansible_host") or "")
-    try:
-        target_ip = ipaddress.ip_address(target)
-    except ValueError:
-        target_ip = None
-    if target_ip is not None:
-        for name in _as_list(facts.get("interfaces")):
-            if any(address.ip == target_ip for address in _interface_addresses(facts, str(name))):
-                names.add(str(name))
-    return sorted(names, key=natural_key)
+    return list(protected_reasons(host_vars, extra))
 
 
 def _mtu_of(port: Mapping, rail: Mapping, settings: Mapping, labels: Mapping[str, str], host: str,
@@ -415,14 +327,16 @@ def lay_out_host(host: str, host_vars: Mapping, settings: Mapping, labels: Mappi
                       "gpufabric.cluster.fabric_facts (gather_subset: [connectx])")
         return layout
     rails = parse_rails(settings.get("rails") or [], labels["rails"], host, errors)
-    chosen, skipped = select_ports(ports, settings, labels, host, errors)
+    reasons = protected_reasons(host_vars, [name for name in _as_list(settings.get("protected_interfaces"))
+                                            if isinstance(name, str)])
+    chosen, skipped = select_ports(ports, settings, labels, host, errors, reasons)
     offset = _int(settings.get("address_offset", 1), f"host {host}: {labels['address_offset']}", errors)
     table_base = _int(settings.get("table_base", 100), f"host {host}: {labels['table_base']}", errors, minimum=1)
     priority_base = _int(settings.get("rule_priority_base", 1000), f"host {host}: {labels['rule_priority_base']}",
                          errors, minimum=1)
-    protected = protected_interfaces(host_vars, _as_list(settings.get("protected_interfaces")))
+    protected = list(reasons)
     live = network_of(host_vars)
-    protected_addresses = {name: _interface_addresses(live, name) for name in protected}
+    protected_addresses = {name: interface_addresses(live, name) for name in protected}
     live_netdevs = live.get("interfaces")
     if live_netdevs is not None and not isinstance(live_netdevs, list):
         errors.append(f"host {host}: ansible_facts['interfaces'] (the names of the links) must be a list, got "
@@ -430,10 +344,11 @@ def lay_out_host(host: str, host_vars: Mapping, settings: Mapping, labels: Mappi
     for port in chosen:
         number = port["rail"]
         netdev = port["netdev"]
-        if netdev in protected:
+        if netdev in protected:  # only a selection that names it (the default leaves it out)
             errors.append(f"host {host}: rail {number} is {netdev}, an interface the role must not touch "
                           f"(default route, ansible_host or {labels['protected_interfaces']}); narrow the "
-                          f"selection ({labels['netdev_pattern']}, {labels['rail_indices']})")
+                          f"selection ({labels['netdev_pattern']}, {labels['device_ids']}, "
+                          f"{labels['pci_addresses']}, {labels['rail_indices']})")
             continue
         if isinstance(live_netdevs, list) and live_netdevs and netdev not in live_netdevs:
             errors.append(f"host {host}: rail {number}: netdev {netdev} from ansible_facts['gpufabric']['connectx'] "
@@ -603,7 +518,8 @@ def derive_rail_plan(hostvars: Mapping, hosts: t.Sequence[str], input_var: str =
                                                             layout["offset"], names)
         if not allow:
             errors.extend(rail_indices.move_errors(host, moved, names))
-        kept = {rail["rail"] for rail in host_plan["rails"]} | {rail["rail"] for rail in host_plan["skipped"]}
+        kept = ({rail["rail"] for rail in host_plan["rails"]}
+                | {rail["rail"] for rail in host_plan["skipped"] if rail["rail"] is not None})
         record = (None if index is None or layout["offset"] is None
                   else rail_indices.record_of(index, layout["offset"], host_plan["rails"], held, kept, prune))
         host_plan.update(host_index_source=source, record=record, moved=moved if allow else [])

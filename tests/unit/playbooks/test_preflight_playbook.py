@@ -20,6 +20,7 @@ import yaml
 
 from ansible_collections.gpufabric.cluster.tests.unit.playbooks.runner import (
     ansible_playbook,
+    local_hosts_inventory,
     write_local_hosts_inventory,
 )
 
@@ -290,3 +291,30 @@ def test_the_verdict_is_job_data(fleet, tmp_path):
                                    "failed_hosts": ["broken"], "ready": False, "report": f"{reports}/preflight.json"}}
     again = ansible_playbook([*arguments, "-e", json.dumps({"gpufabric_stats": stats})], tmp_path)
     assert again.returncode == 0, again.stdout[-3000:]
+
+
+def test_the_hgx_frontend_tree_passes_preflight(tree_builder, tmp_path):
+    """Issue 45 acceptance, as a user runs it: an HGX node whose frontend ConnectX-6 Dx port (100 Gb/s, MTU 1500)
+    carries the default route and whose BlueField-3 port has no board_id. On the starting commit its rdma_ports check
+    failed on both ports; now only its rails are judged (the host warns for NVML alone, not replayed here), and a
+    group's rdma_network_* selection is read the way the rdma_network role reads it."""
+    trees = {"hgx": tree_builder.build_tree("hgx_h100_frontend", str(tmp_path / "trees"))}
+    inventory = local_hosts_inventory(trees, {"hgx": "hgx"})
+    (tmp_path / "hosts.yml").write_text(yaml.safe_dump(inventory))
+    completed = run_preflight(tmp_path)
+    assert completed.returncode == 0, completed.stdout + completed.stderr
+    report = json.loads((tmp_path / "reports" / "preflight.json").read_text())
+    checks = {check["name"]: check for check in report["hosts"]["hgx"]["checks"]}
+    assert checks["rdma_ports"]["status"] == "pass", checks["rdma_ports"]
+    assert checks["rdma_ports"]["message"].endswith(
+        "2 non-rail port(s) not judged: enp12s0f0np0 (protected: default route), enp181s0f0np0 (BlueField-3, device "
+        "id 0xa2dc in rdma_network_exclude_device_ids)")
+    assert report["hosts"]["hgx"]["summary"] == "warnings: fabric, fabric_health"
+    inventory["all"]["vars"] = {"rdma_network_netdev_pattern": "enp181s0f0np0"}
+    (tmp_path / "hosts.yml").write_text(yaml.safe_dump(inventory))
+    completed = run_preflight(tmp_path)
+    assert completed.returncode == 0, completed.stdout + completed.stderr
+    report = json.loads((tmp_path / "reports" / "preflight.json").read_text())
+    rdma_ports = next(check for check in report["hosts"]["hgx"]["checks"] if check["name"] == "rdma_ports")
+    assert rdma_ports["status"] == "fail"
+    assert rdma_ports["message"].startswith("mlx5_11/1 (enp181s0f0np0): mtu 1500 instead of 9000; 11 non-rail port(s)")

@@ -469,3 +469,19 @@ def test_runner_is_not_used(host_trees):
     def runner(*args, **kwargs):
         raise AssertionError("connectx reads sysfs only")
     assert collect_connectx(host_trees["broken_node"], runner)["count"] == 2
+
+
+def test_a_device_without_board_id_is_read_without_error(fresh_tree):
+    """Issue 45: board_id only names the card; a BlueField-3 without the attribute failed the preflight as
+    'unreadable (... board_id: is missing)' on the starting commit. A board_id of another shape is still an error."""
+    root = fresh_tree("hgx_h100_frontend")
+    payload = collect_connectx(root)
+    dpu = _port(payload, "mlx5_11")
+    assert (dpu["device_id"], dpu["board_id"], dpu["errors"]) == ("0xa2dc", None, [])
+    assert payload["errors"] == []
+    with open(os.path.join(root, "sys/class/infiniband/mlx5_11/board_id"), "w", encoding="utf-8") as handle:
+        handle.write("MT 0838\n")
+    dpu = _port(collect_connectx(root), "mlx5_11")
+    assert dpu["board_id"] is None
+    assert dpu["errors"] == ["/sys/class/infiniband/mlx5_11/board_id: not a board id (expected 1 to 64 letters, "
+                             "digits and _.-)"]

@@ -127,10 +127,17 @@ def test_a_rail_netdev_missing_from_the_network_facts_is_named(connectx):
 
 
 def test_the_default_route_interface_is_protected_from_the_facts(connectx):
+    """Issue 45: the default route's interface is no rail by default (skipped, named with why); a selection that
+    names it is refused."""
     network = fabric_network(connectx)
     network["default_ipv4"] = {"interface": NETDEVS[1], "address": "172.31.1.9"}
+    plan = derive_rail_plan(hostvars(connectx, network), ["h"])["h"]
+    assert [rail["netdev"] for rail in plan["rails"]] == NETDEVS[:1]
+    assert plan["skipped"] == [{"rail": None, "netdev": NETDEVS[1], "reason": "protected: default route"}]
+    named = hostvars(connectx, network, pci_addresses=[port["pci_address"] for port in connectx["ports"]
+                                                       if port["netdev"] in NETDEVS])
     assert "host h: rail 1 is enp170s0f1np1, an interface the role must not touch (default route, ansible_host or " \
-        "rdma_network_protected_interfaces)" in refusal(hostvars(connectx, network))[0]
+        "rdma_network_protected_interfaces)" in refusal(named)[0]
 
 
 def test_facts_gathered_by_an_earlier_play_keep_working(connectx):

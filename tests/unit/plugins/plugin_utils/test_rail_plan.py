@@ -236,19 +236,30 @@ def test_missing_rail_subnet_and_bad_subnet(hgx_connectx):
 
 
 def test_management_interface_is_protected(hgx_connectx):
+    """Issue 45: with the default selection a protected interface is no rail (listed in skipped with why); on the
+    starting commit it was rail 0 and the plan was refused. A selection that names it is still refused."""
     # the default route leaves through a ConnectX port: never reconfigure it
     hostvars = {"h": host(hgx_connectx, default_if="enp170s0f0np0", default_ip="10.1.0.5",
-                          rails=rails(10), link_layers=["Ethernet"])}
-    message = errors_of(hostvars, ["h"])
-    assert "host h: rail 0 is enp170s0f0np0, an interface the role must not touch" in message
+                          rails=rails(1), link_layers=["Ethernet"])}
+    plan = rail_plan(hostvars, ["h"])["h"]
+    assert [(rail["rail"], rail["netdev"]) for rail in plan["rails"]] == [(0, "enp170s0f1np1")]
+    assert plan["skipped"] == [{"rail": None, "netdev": "enp170s0f0np0", "reason": "protected: default route"}]
+    named = {"h": host(hgx_connectx, default_if="enp170s0f0np0", default_ip="10.1.0.5", rails=rails(2),
+                       netdev_pattern="enp170s0f[01]np[01]")}
+    assert "host h: rail 0 is enp170s0f0np0, an interface the role must not touch" in errors_of(named, ["h"])
     # a rail subnet covering the management network
     hostvars = {"h": host(hgx_connectx, default_ip="172.31.1.77", rails=rails(10), link_layers=["Ethernet"])}
     message = errors_of(hostvars, ["h"])
     assert ("host h: rdma_network_rails[1].ipv4 172.31.1.0/24 overlaps the network of eno1 (172.31.1.77/24)"
             in message)
-    # the interface holding ansible_host, and an explicit list
+    # the interface holding ansible_host, and an explicit list: left out by default, refused when named
     hostvars = {"h": host(hgx_connectx, rails=rails(10), link_layers=["Ethernet"],
                           protected_interfaces=["enp170s0f1np1"])}
+    plan = rail_plan(hostvars, ["h"])["h"]
+    assert [rail["netdev"] for rail in plan["rails"]] == ["enp170s0f0np0"]
+    assert plan["skipped"] == [{"rail": None, "netdev": "enp170s0f1np1",
+                                "reason": "protected: rdma_network_protected_interfaces"}]
+    hostvars["h"]["__rdma_network_input"]["device_ids"] = ["0x1021"]
     assert "rail 1 is enp170s0f1np1, an interface the role must not touch" in errors_of(hostvars, ["h"])
 
 
