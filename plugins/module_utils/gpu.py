@@ -12,6 +12,13 @@ initialised, the GPUs are listed from ``/sys/bus/pci/devices`` (vendor 0x10de,
 class 0x0300xx VGA or 0x0302xx 3D controller; NVSwitches, class 0x0680xx, are
 not GPUs) and the NVML-only fields are ``None``.
 
+The NVSwitches of an HGX baseboard are PCI functions of their own (vendor 0x10de,
+class 0x0680xx, bridge/other) from power-on, before any driver loads:
+:func:`list_pci_nvswitches` reports them (``nvswitches``: count and addresses)
+without NVML, so a host's first run can tell that it needs nvidia-fabricmanager.
+The NVLink switches of a GB200/GB300 NVL72 rack sit in switch trays, not on the
+compute trays' PCI bus, and are not listed.
+
 The NVLink fabric is interpreted as NVIDIA's DRA driver and GPU Feature
 Discovery do: a GPU whose fabric registration is ``completed`` with status
 success and a non-zero cluster UUID belongs to the clique
@@ -45,6 +52,7 @@ from ansible_collections.gpufabric.cluster.plugins.module_utils.sort_keys import
 
 NVIDIA_VENDOR = 0x10DE
 GPU_CLASSES = (0x0300, 0x0302)  # PCI base class/subclass: VGA compatible, 3D controller
+NVSWITCH_CLASSES = (0x0680,)  # PCI base class/subclass: bridge, other (an HGX baseboard's NVSwitch)
 PCI_DEVICES = "/sys/bus/pci/devices"
 MIB = 1024 * 1024
 
@@ -105,26 +113,48 @@ def _read_numa_node(root: str, path: str, errors: list[str]) -> int | None:
     return node if node >= 0 else None
 
 
-def list_pci_gpus(root: str) -> tuple[list[PciGpu], list[str]]:
-    """Return the NVIDIA GPU functions below ``root`` in PCI address order, and what could not be read."""
-    errors: list[str] = []
-    if not exists(root, PCI_DEVICES):
-        return [], [f"{PCI_DEVICES}: {problem(root, PCI_DEVICES)}" if outside(root, PCI_DEVICES)
-                    else f"{PCI_DEVICES}: not found"]
-    gpus = []
+def _nvidia_functions(root: str, classes: tuple[int, ...], errors: list[str]) -> list[tuple[str, str]]:
+    """``(address, sysfs path)`` of the NVIDIA PCI functions below ``root`` whose class/subclass is in ``classes``."""
+    found = []
     for name in list_dir(root, PCI_DEVICES):
         base = f"{PCI_DEVICES}/{name}"
         vendor = _read_hex(root, f"{base}/vendor", errors)
         if vendor != NVIDIA_VENDOR:
             continue
         pci_class = _read_hex(root, f"{base}/class", errors)
-        if pci_class is None or (pci_class >> 8) not in GPU_CLASSES:
+        if pci_class is None or (pci_class >> 8) not in classes:
             continue
         try:
-            address = normalize_pci_address(name)
+            found.append((normalize_pci_address(name), base))
         except ParseError as exc:
             errors.append(f"{base}: {exc}")
-            continue
+    return found
+
+
+def _no_pci_devices(root: str) -> list[str]:
+    return [f"{PCI_DEVICES}: {problem(root, PCI_DEVICES)}" if outside(root, PCI_DEVICES)
+            else f"{PCI_DEVICES}: not found"]
+
+
+def list_pci_nvswitches(root: str) -> tuple[list[str], list[str]]:
+    """Return the addresses of the NVSwitch functions below ``root`` in PCI address order, and what could not be read.
+
+    Read from PCI sysfs alone (vendor 0x10de, class 0x0680xx): they are there before any NVIDIA driver loads.
+    """
+    if not exists(root, PCI_DEVICES):
+        return [], _no_pci_devices(root)
+    errors: list[str] = []
+    addresses = [address for address, _base in _nvidia_functions(root, NVSWITCH_CLASSES, errors)]
+    return sorted(addresses, key=pci_key), errors
+
+
+def list_pci_gpus(root: str) -> tuple[list[PciGpu], list[str]]:
+    """Return the NVIDIA GPU functions below ``root`` in PCI address order, and what could not be read."""
+    errors: list[str] = []
+    if not exists(root, PCI_DEVICES):
+        return [], _no_pci_devices(root)
+    gpus = []
+    for address, base in _nvidia_functions(root, GPU_CLASSES, errors):
         device = _read_hex(root, f"{base}/device", errors)
         driver = link_target(root, f"{base}/driver")
         gpus.append(PciGpu(
@@ -380,7 +410,8 @@ def collect_gpu(root: str, runner: t.Any = None, source_factory: SourceFactory |
     result: dict[str, t.Any] = {
         "driver_loaded": False, "driver_version": None, "kernel_module": None, "cuda_driver_version": None,
         "nvml_version": None, "source": "pci", "nvml_bindings": None, "count": 0, "gpus": [], "cliques": [],
-        "platform": platform_summary([], []), "errors": [], "warnings": [],
+        "platform": platform_summary([], []), "nvswitches": {"count": 0, "pci_addresses": []}, "errors": [],
+        "warnings": [],
     }
     try:
         root = check_root(root)
@@ -391,6 +422,9 @@ def collect_gpu(root: str, runner: t.Any = None, source_factory: SourceFactory |
     result.update(driver_loaded=driver.loaded, driver_version=driver.version, kernel_module=driver.kernel_module)
     pci_gpus, pci_errors = list_pci_gpus(root)
     result["errors"].extend(pci_errors)
+    nvswitches, nvswitch_errors = list_pci_nvswitches(root)
+    result["errors"].extend(error for error in nvswitch_errors if error not in result["errors"])
+    result["nvswitches"] = {"count": len(nvswitches), "pci_addresses": nvswitches}
 
     gpus = None
     if driver.loaded:

@@ -16,7 +16,11 @@ description:
   - When the nvidia driver is loaded the GPUs are queried through NVML (nvidia-ml-py) and each is matched
     to its PCI function in sysfs for its NUMA node. Otherwise, and when NVML cannot be used, the GPUs are
     listed from C(/sys/bus/pci/devices) (vendor C(0x10de), class VGA C(0x0300) or 3D controller C(0x0302);
-    NVSwitches are not listed) and the fields only NVML knows are V(null).
+    NVSwitches are not listed as GPUs) and the fields only NVML knows are V(null).
+  - The NVSwitches of an HGX baseboard (vendor C(0x10de), PCI class bridge/other C(0x0680)) are listed in
+    RV(nvswitches) from PCI sysfs alone, with or without a loaded driver, so a host's first run can tell that it
+    needs nvidia-fabricmanager. The NVLink switches of a GB200/GB300 NVL72 rack are in its switch trays, not on the
+    compute trays' PCI bus, and are not listed.
   - For every GPU the NVLink fabric registration is returned with its clique C(<ClusterUUID>.<CliqueId>),
     the same string GPU Feature Discovery puts in the node label C(nvidia.com/gpu.clique). Hosts of one
     Multi-Node NVLink domain share a clique; an NVSwitch system that is not multi-node reports an all-zero
@@ -413,6 +417,20 @@ platform:
       type: list
       elements: int
       sample: [1]
+nvswitches:
+  description: The NVSwitch PCI functions of the host (vendor C(0x10de), class C(0x0680)), read without NVML.
+  returned: always
+  type: dict
+  contains:
+    count:
+      description: How many.
+      type: int
+      sample: 4
+    pci_addresses:
+      description: Their PCI addresses, in address order.
+      type: list
+      elements: str
+      sample: ["0000:07:00.0", "0000:08:00.0"]
 errors:
   description:
     - What could not be read (a missing root, an unreadable sysfs file, an NVML query of one GPU), each naming the

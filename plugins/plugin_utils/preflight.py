@@ -16,12 +16,13 @@ probe may hold another).
 
 from __future__ import annotations
 
+import datetime
 import typing as t
 from collections.abc import Mapping
 
 from ansible_collections.gpufabric.cluster.plugins.module_utils.host_values import is_safe_path, is_version
 from ansible_collections.gpufabric.cluster.plugins.module_utils.sort_keys import address_key
-from ansible_collections.gpufabric.cluster.plugins.plugin_utils import arguments, rail_selection
+from ansible_collections.gpufabric.cluster.plugins.plugin_utils import arguments, driver_lifecycle, rail_selection
 from ansible_collections.gpufabric.cluster.plugins.plugin_utils import settings as site_settings
 from ansible_collections.gpufabric.cluster.plugins.plugin_utils.dma_buf import blocking_messages
 from ansible_collections.gpufabric.cluster.plugins.plugin_utils.fabric_health import check_fabric_health
@@ -201,6 +202,35 @@ def check_driver(gpu: dict, settings: dict) -> dict:
     if not at_least(version, minimum):
         return _check("driver", "fail", f"driver {version} ({flavour}) is older than the minimum {minimum}")
     return _check("driver", "pass", f"driver {version} ({flavour} kernel module) on {count} GPU(s)")
+
+
+# The site setting that says the site runs production work (roles/gpufabric): a new feature branch is then a warning.
+PRODUCTION_SITE_VARIABLE = "gpufabric_production_site"
+
+
+def check_driver_lifecycle(gpu: Mapping, host_vars: Mapping, today: datetime.date | None = None) -> dict:
+    """The running driver's branch against NVIDIA's lifecycle table (:mod:`.driver_lifecycle`); warnings only.
+
+    ``warn`` when the branch is past its end of life (its date and the branch to move to), when it is a new feature
+    branch and the host's ``gpufabric_production_site`` (default: the site's) is true, or when the table does not
+    hold it (lifecycle unknown); ``skip`` without a loaded driver of a readable version.  ``today`` is the
+    controller's date unless given.
+    """
+    version = gpu.get("driver_version")
+    if not gpu.get("driver_loaded") or not version:
+        return _check("driver_lifecycle", "skip", "no loaded NVIDIA driver to judge")
+    production = host_vars.get(PRODUCTION_SITE_VARIABLE)
+    production = site_default(PRODUCTION_SITE_VARIABLE) if production is None else production
+    if not isinstance(production, bool):
+        return _check("driver_lifecycle", "warn", f"{PRODUCTION_SITE_VARIABLE} must be true or false, got "
+                      f"{type(production).__name__}; the driver's lifecycle is not judged")
+    try:
+        branch = driver_lifecycle.branch_of(version, "the loaded driver version")
+        findings = driver_lifecycle.judge(branch, today or datetime.date.today(), production)
+    except driver_lifecycle.LifecycleError as exc:
+        return _check("driver_lifecycle", "warn", f"{exc}; the driver's lifecycle is not judged")
+    status = _worst(finding.level for finding in findings)
+    return _check("driver_lifecycle", status, "; ".join(finding.message for finding in findings))
 
 
 def check_fabric(gpu: dict) -> dict:
@@ -624,7 +654,8 @@ def _settings(settings: t.Any, min_driver_version: t.Any = None) -> dict:
 
 
 def preflight_report(hostvars: Mapping, hosts: list[str], settings: Mapping | None = None,
-                     min_driver_version: t.Any = None, unknown_members: t.Sequence[str] = ()) -> dict:
+                     min_driver_version: t.Any = None, unknown_members: t.Sequence[str] = (),
+                     today: datetime.date | None = None) -> dict:
     """Build the readiness report for ``hosts`` from their hostvars.
 
     Reads ``ansible_facts['gpufabric']`` and the IMEX address of each host, decided by
@@ -635,7 +666,8 @@ def preflight_report(hostvars: Mapping, hosts: list[str], settings: Mapping | No
     ``settings`` are the rules (``gpufabric_preflight_settings``), ``min_driver_version`` the site's minimum driver
     (``gpufabric_min_driver_version``) where they name none.  ``unknown_members`` are hosts outside ``hosts`` that
     may be members of their IMEX domains but have no facts (``imex_domain_peers``' ``unknown``): with the hosts of
-    ``hosts`` without facts, every domain names them and is not judged from its other members alone.
+    ``hosts`` without facts, every domain names them and is not judged from its other members alone.  ``today`` is
+    the day the drivers' lifecycle is judged on (default: the controller's date).
     """
     merged = _settings(settings, min_driver_version)
     if not isinstance(hostvars, Mapping):
@@ -665,6 +697,7 @@ def preflight_report(hostvars: Mapping, hosts: list[str], settings: Mapping | No
         checks = [
             check_probe(facts),
             check_driver(gpu, merged),
+            check_driver_lifecycle(gpu, host_vars, today),
             check_fabric(gpu),
             check_fabric_health(gpu),
             check_imex_host(gpu, imex, *site_imex_mode(host_vars)),

@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 
 import pytest
 from fixtures.recorded_nvml import RecordedSource
@@ -200,6 +201,7 @@ HEALTHY = {"mask": 170, "degraded_bandwidth": False, "route_recovery": False, "r
                        "gfm_connected: NVML reports it not supported",
                        "summary: NVML gave no health summary (fabric info older than nvmlGpuFabricInfo_v3)"]}
 NO_PLATFORM = {"chassis_serials": [], "slot_numbers": [], "tray_indices": [], "host_ids": []}
+NO_NVSWITCH = {"count": 0, "pci_addresses": []}
 GB200_PLATFORM = {"chassis_serials": ["1823124190518"], "slot_numbers": [21], "tray_indices": [11], "host_ids": [1]}
 
 
@@ -214,6 +216,7 @@ def test_collect_hgx_h100(host_trees, nvml_recording, recorded):
         "cuda_driver_version": "12.8", "nvml_version": "12.570.172.08", "source": "nvml", "nvml_bindings": True,
         "count": 8,
         "cliques": [], "platform": NO_PLATFORM, "errors": [], "warnings": [],
+        "nvswitches": {"count": 2, "pci_addresses": ["0000:07:00.0", "0000:08:00.0"]},
     }
     assert [g["index"] for g in gpus] == list(range(8))
     assert [g["pci_address"] for g in gpus] == HGX_ADDRESSES
@@ -253,7 +256,7 @@ def test_collect_no_nvidia(host_trees, nvml_recording, recorded):
     assert recorded(host_trees["no_nvidia"], nvml_recording("no_nvidia")) == {
         "driver_loaded": False, "driver_version": None, "kernel_module": None, "cuda_driver_version": None,
         "nvml_version": None, "source": "pci", "nvml_bindings": None,
-        "count": 0, "gpus": [], "cliques": [], "platform": NO_PLATFORM,
+        "count": 0, "gpus": [], "cliques": [], "platform": NO_PLATFORM, "nvswitches": NO_NVSWITCH,
         "errors": [], "warnings": [],
     }
 
@@ -264,7 +267,7 @@ def test_collect_broken_node_lists_pci(host_trees, nvml_recording, recorded):
     assert result == {
         "driver_loaded": False, "driver_version": None, "kernel_module": None, "cuda_driver_version": None,
         "nvml_version": None, "source": "pci", "nvml_bindings": None,
-        "count": 2, "cliques": [], "platform": NO_PLATFORM, "errors": [],
+        "count": 2, "cliques": [], "platform": NO_PLATFORM, "nvswitches": NO_NVSWITCH, "errors": [],
         "warnings": [],
     }
     assert gpus[1] == {
@@ -493,6 +496,33 @@ def test_missing_root(tmp_path):
     assert gpu.collect_gpu(missing, None) == {
         "driver_loaded": False, "driver_version": None, "kernel_module": None, "cuda_driver_version": None,
         "nvml_version": None, "source": "pci", "nvml_bindings": None,
-        "count": 0, "gpus": [], "cliques": [], "platform": NO_PLATFORM,
+        "count": 0, "gpus": [], "cliques": [], "platform": NO_PLATFORM, "nvswitches": NO_NVSWITCH,
         "errors": [f"root {missing!r} does not exist or is not a directory"], "warnings": [],
     }
+
+
+# --- NVSwitches on PCI, before any driver loads (issue 42 item 4) --------------------------------
+
+def _driverless_copy(tmp_path, root):
+    """The recorded host as on its first run: the same PCI functions, no NVIDIA driver loaded."""
+    copy = str(tmp_path / "driverless")
+    shutil.copytree(root, copy, symlinks=True)
+    for path in ("sys/module/nvidia", "proc/driver/nvidia"):
+        shutil.rmtree(os.path.join(copy, path), ignore_errors=True)
+    return copy
+
+
+def test_a_driverless_hgx_host_lists_its_nvswitches_from_pci(tmp_path, host_trees):
+    result = gpu.collect_gpu(_driverless_copy(tmp_path, host_trees["hgx_h100"]), None)
+    assert (result["driver_loaded"], result["source"], result["count"]) == (False, "pci", 8)
+    assert result["nvswitches"] == {"count": 2, "pci_addresses": ["0000:07:00.0", "0000:08:00.0"]}
+    assert all(item["fabric"] is None for item in result["gpus"])
+
+
+def test_a_gb200_tray_has_no_nvswitch_on_its_pci_bus(tmp_path, host_trees):
+    assert gpu.collect_gpu(_driverless_copy(tmp_path, host_trees["gb200_tray"]), None)["nvswitches"] == NO_NVSWITCH
+
+
+def test_list_pci_nvswitches_is_only_nvidia_bridge_other(host_trees):
+    assert gpu.list_pci_nvswitches(host_trees["hgx_h100"]) == (["0000:07:00.0", "0000:08:00.0"], [])
+    assert gpu.list_pci_nvswitches(host_trees["no_nvidia"]) == ([], [])

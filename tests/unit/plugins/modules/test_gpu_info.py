@@ -31,7 +31,7 @@ GB200_CLIQUES = [{"type": "unicast_pointer", "id": 1}, {"type": "multicast_point
                  {"type": "unicast_logical_endpoint", "id": 1}, {"type": "multicast_logical_endpoint", "id": 1}]
 NO_PLATFORM = {"chassis_serials": [], "slot_numbers": [], "tray_indices": [], "host_ids": []}
 RESULT_KEYS = {"changed", "driver_loaded", "driver_version", "kernel_module", "cuda_driver_version", "nvml_version",
-               "source", "nvml_bindings", "count", "gpus", "cliques", "platform", "errors"}
+               "source", "nvml_bindings", "count", "gpus", "cliques", "platform", "nvswitches", "errors"}
 GPU_KEYS = {"index", "uuid", "name", "pci_address", "device_id", "numa_node", "memory_total_mib", "mig_mode",
             "persistence_mode", "fabric", "platform", "nvlink", "driver"}
 
@@ -167,7 +167,7 @@ def test_no_nvidia(run_host):
         "changed": False, "driver_loaded": False, "driver_version": None, "kernel_module": None,
         "cuda_driver_version": None, "nvml_version": None, "source": "pci", "nvml_bindings": None,
         "count": 0, "gpus": [], "cliques": [],
-        "platform": NO_PLATFORM, "errors": [],
+        "platform": NO_PLATFORM, "nvswitches": {"count": 0, "pci_addresses": []}, "errors": [],
     }
     assert "warnings" not in result
 

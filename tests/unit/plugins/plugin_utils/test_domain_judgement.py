@@ -69,16 +69,23 @@ def test_a_domain_with_a_failing_member_is_not_headed_pass(trays):
     domain = only_domain(report)
     assert report["hosts"]["tray-2"]["status"] == "fail"
     assert (domain["own_status"], domain["status"]) == ("pass", "fail")
-    assert domain["member_problems"] == [f"tray-2 (rack {RACK}, slot 12): failed: fabric_health"]
+    # the recorded trays run 570.172.08, a branch past its end of life: every member also warns (issue 42)
+    assert domain["member_problems"] == [f"tray-0 (rack {RACK}, slot 10): warnings: driver_lifecycle",
+                                         f"tray-1 (rack {RACK}, slot 11): warnings: driver_lifecycle",
+                                         f"tray-2 (rack {RACK}, slot 12): failed: fabric_health",
+                                         f"tray-3 (rack {RACK}, slot 13): warnings: driver_lifecycle"]
     assert report["hosts"]["tray-2"]["place"] == f"rack {RACK}, slot 12"
-    # the members that pass keep their own verdict: one tray's failure is not its peers'
-    assert [report["hosts"][name]["status"] for name in ("tray-0", "tray-1", "tray-3")] == ["pass"] * 3
+    # the other members keep their own verdict (the lifecycle warning): one tray's failure is not its peers'
+    assert [report["hosts"][name]["status"] for name in ("tray-0", "tray-1", "tray-3")] == ["warn"] * 3
 
 
 def test_a_healthy_coherent_domain_passes(trays):
     hostvars = fleet(trays, ["gb200_tray"] * 3)
     domain = only_domain(preflight_report(hostvars, list(hostvars)))
-    assert (domain["status"], domain["problems"], domain["notes"], domain["member_problems"]) == ("pass", [], [], [])
+    # the domain's own checks pass; its members warn only about their driver branch, past its end of life (R570)
+    assert (domain["own_status"], domain["problems"], domain["notes"]) == ("pass", [], [])
+    assert (domain["status"], domain["member_problems"]) == (
+        "warn", [f"tray-{index} (rack {RACK}, slot {10 + index}): warnings: driver_lifecycle" for index in range(3)])
 
 
 def test_members_with_another_driver_are_named_with_both_versions(trays):
@@ -103,7 +110,9 @@ def test_members_with_another_nvidia_imex_are_named_with_both_versions(trays):
 
 def test_a_packaging_revision_is_not_another_nvidia_imex(trays):
     hostvars = fleet(trays, ["gb200_tray"] * 2, imex={1: "570.172.08-2"})
-    assert only_domain(preflight_report(hostvars, list(hostvars)))["status"] == "pass"
+    domain = only_domain(preflight_report(hostvars, list(hostvars)))
+    # coherent: its own checks pass (the members' R570 lifecycle warning is theirs, not a version mismatch)
+    assert (domain["own_status"], domain["problems"]) == ("pass", [])
 
 
 def test_an_unknown_version_is_never_coherent(trays):
@@ -214,7 +223,9 @@ def test_the_reports_head_the_domain_by_its_members_and_group_trays_by_rack_and_
     report = preflight_report(hostvars, list(hostvars))
     domain = only_domain(report)
     assert (domain["own_status"], domain["status"]) == ("warn", "fail")
-    assert domain["member_problems"] == [f"tray-1 (rack {RACK}, slot 12): failed: fabric_health",
+    assert domain["member_problems"] == [f"tray-3 (rack {RACK}, slot 10): warnings: driver_lifecycle",
+                                         f"tray-1 (rack {RACK}, slot 12): failed: fabric_health",
+                                         f"tray-0 (rack {RACK}, slot 14): warnings: driver_lifecycle",
                                          "tray-2 (rack 1823124190733, slot 5): failed: fabric_health"]
     text = preflight_markdown(report)
     assert f"## tray-3\n\nrack {RACK}, slot 10\n\n| check | status | detail |" in text
@@ -230,7 +241,8 @@ def test_the_reports_head_the_domain_by_its_members_and_group_trays_by_rack_and_
     assert re.findall(r'<h3 class="rack">([^<]*)</h3>', section) == [f"rack {RACK}", "rack 1823124190733"]
     assert re.findall(r'data-host="([^"]*)"', section) == ["tray-3", "tray-1", "tray-0", "tray-2"]
     assert f'<div class="place">rack {RACK}, slot 12</div>' in section
-    assert '<ul class="member_problems"><li>tray-1 (rack' in section
+    assert '<ul class="member_problems"><li>tray-3 (rack' in section
+    assert f"<li>tray-1 (rack {RACK}, slot 12): failed" in section
 
 
 def test_a_report_without_platform_info_keeps_one_group_of_tiles(trays):

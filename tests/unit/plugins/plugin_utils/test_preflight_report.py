@@ -47,7 +47,11 @@ def test_no_nvidia_host_reports_no_hardware(fleet_facts):
 def test_hgx_h100_is_ready(fleet_facts):
     report = preflight_report(hostvars_for(fleet_facts, {"hgx": ("hgx_h100", "192.0.2.21")}), ["hgx"])
     checks = checks_of(report, "hgx")
-    assert report["hosts"]["hgx"]["status"] == "pass", checks
+    # ready, with one warning: the recorded driver's branch, R570, is past its end of life (issue 42)
+    assert (report["hosts"]["hgx"]["status"], report["hosts"]["hgx"]["summary"]) == \
+        ("warn", "warnings: driver_lifecycle"), checks
+    assert report["summary"]["ready"] is True
+    assert [name for name, check in checks.items() if check["status"] not in ("pass", "skip")] == ["driver_lifecycle"]
     assert checks["driver"]["message"] == "driver 570.172.08 (open kernel module) on 8 GPU(s)"
     assert checks["fabric"]["status"] == "pass"
     assert "no multi-node clique" in checks["fabric"]["message"]
@@ -107,10 +111,12 @@ def test_gb200_domain_members_agree(fleet_facts):
     assert [domain["clique"] for domain in report["imex_domains"]] == [GB200_CLIQUE]
     domain = report["imex_domains"][0]
     assert domain["members"] == sorted(layout)
-    assert (domain["status"], domain["problems"], domain["notes"], domain["stale"]) == ("pass", [], [], [])
+    # the domain's own checks pass; its members warn about their driver branch alone (R570, past its end of life)
+    assert (domain["own_status"], domain["problems"], domain["notes"], domain["stale"]) == ("pass", [], [], [])
+    assert domain["status"] == "warn" and report["summary"]["ready"] is True
     assert domain["expected_nodes"] == [f"10.114.0.{11 + i}" for i in range(18)]
     for host in layout:
-        assert report["hosts"][host]["status"] == "pass", checks_of(report, host)
+        assert report["hosts"][host]["summary"] == "warnings: driver_lifecycle", checks_of(report, host)
         assert report["hosts"][host]["cliques"] == [GB200_CLIQUE]
         assert checks_of(report, host)["fabric"]["message"] == f"fabric COMPLETED on 4 GPU(s), clique {GB200_CLIQUE}"
         assert checks_of(report, host)["imex_domain"]["message"] == \
@@ -118,19 +124,20 @@ def test_gb200_domain_members_agree(fleet_facts):
 
 
 @pytest.mark.parametrize(("members", "expected", "status", "host_status"), [
-    pytest.param(18, 18, "pass", "pass", id="full-rack"),
+    # "pass" domains' members still warn: the recorded trays run R570, past its end of life (issue 42)
+    pytest.param(18, 18, "pass", "warn", id="full-rack"),
     # the recorded trays' nodes files list 18 addresses: 18 agreeing members of a domain of 19
     pytest.param(18, 19, "warn", "warn", id="a-tray-missing"),
     # 17 members: the nodes files also list the absent tray, which fails the domain; the count is noted beside it
     pytest.param(17, 18, "fail", "fail", id="a-tray-missing-with-its-address-in-the-nodes-files"),
     pytest.param(18, 17, "fail", "fail", id="more-than-a-domain-holds"),
-    pytest.param(18, None, "pass", "pass", id="not-judged"),
+    pytest.param(18, None, "pass", "warn", id="not-judged"),
 ])
 def test_imex_domain_members_against_the_expected_count(fleet_facts, members, expected, status, host_status):
     layout = {f"tray{i:02d}": ("gb200_tray", f"10.114.0.{11 + i}") for i in range(members)}
     report = preflight_report(hostvars_for(fleet_facts, layout), sorted(layout), {"imex_domain_members": expected})
     domain = report["imex_domains"][0]
-    assert (domain["status"], domain["expected_members"]) == (status, expected)
+    assert (domain["own_status"], domain["expected_members"]) == (status, expected)
     message = checks_of(report, "tray00")["imex_domain"]["message"]
     if status == "warn":
         assert domain["problems"] == []
@@ -270,7 +277,7 @@ def test_probe_errors_are_warnings(fleet_facts):
     assert checks_of(report, "hgx")["probe"] == {
         "name": "probe", "status": "warn", "message": "connectx: cannot read /sys/class/infiniband/mlx5_3"}
     assert report["hosts"]["hgx"]["status"] == "warn"
-    assert report["hosts"]["hgx"]["summary"] == "warnings: probe"
+    assert report["hosts"]["hgx"]["summary"] == "warnings: probe, driver_lifecycle"
 
 
 def test_bad_input_is_named():
