@@ -78,13 +78,11 @@ def read_port_counters(root: str, port_dir: str) -> tuple[dict[str, int], list[s
     counters: dict[str, int] = {}
     errors: list[str] = []
     for directory, names in (("counters", PMA_COUNTERS), ("hw_counters", HW_COUNTERS)):
-        base = f"{port_dir}/{directory}"
-        if not exists(root, base):
-            continue  # not exposed by this kernel or driver: the counters are absent
         for name in names:
-            path = f"{base}/{name}"
+            path = f"{port_dir}/{directory}/{name}"
             text = read_text(root, path)
             if text is None:
+                # not there (also when the kernel or driver has no such directory): absent; else unreadable
                 if exists(root, path):
                     errors.append(f"{path}: {problem(root, path)}")
                 continue
