@@ -16,6 +16,8 @@ and the matching rules of ``ibdev2netdev`` (mlnx-tools):
   0x15b3 count;
 * the NVIDIA GPUs (vendor 0x10de, class 0x0300xx/0x0302xx) behind the same PCIe
   switch and on the same NUMA node, the pairing GPUDirect RDMA cares about.
+* each port's error counters (``counters/`` and ``hw_counters/``), read by
+  :mod:`.port_counters`.
 
 A file that cannot be read or parsed turns into ``None`` for that value and an
 entry in ``errors`` naming the path; the other ports are still reported.  No
@@ -31,7 +33,7 @@ from __future__ import annotations
 
 import re
 import typing as t
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 
 from ansible_collections.gpufabric.cluster.plugins.module_utils.errors import ParseError, ProbeRootError
 from ansible_collections.gpufabric.cluster.plugins.module_utils.host_files import (
@@ -49,6 +51,7 @@ from ansible_collections.gpufabric.cluster.plugins.module_utils.host_values impo
     is_interface_name,
     is_pci_id,
 )
+from ansible_collections.gpufabric.cluster.plugins.module_utils.port_counters import read_port_counters
 from ansible_collections.gpufabric.cluster.plugins.module_utils.sort_keys import natural_key
 
 MELLANOX_VENDOR = "0x15b3"
@@ -109,6 +112,10 @@ class ConnectXPort:
     gpus_same_switch: tuple[str, ...]
     gpus_same_numa: tuple[str, ...]
     errors: tuple[str, ...] = ()  # what is wrong with this port's attributes (also in the payload's errors)
+    # error counters (:mod:`.port_counters`): a counter whose file is missing is absent; one that cannot be read or
+    # parsed is absent and its file named in counter_errors (kept out of errors: the port itself reads fine)
+    counters: dict[str, int] = field(default_factory=dict)
+    counter_errors: tuple[str, ...] = ()
 
     def as_dict(self) -> dict:
         """Return the port as plain, JSON-able data."""
@@ -116,6 +123,7 @@ class ConnectXPort:
         data["gpus_same_switch"] = list(self.gpus_same_switch)
         data["gpus_same_numa"] = list(self.gpus_same_numa)
         data["errors"] = list(self.errors)
+        data["counter_errors"] = list(self.counter_errors)
         return data
 
 
@@ -368,6 +376,7 @@ class _Walk:
             netdev, netdev_dir = self.netdev_for_port(port_dir, function, number)
             mtu = self.parsed(f"{netdev_dir}/mtu", _parse_int) if netdev_dir else None
             link_layer = self.read(f"{port_dir}/link_layer")
+            counters, counter_errors = read_port_counters(self.root, port_dir)
             if link_layer is not None and link_layer not in LINK_LAYERS:
                 self.errors.append(f"{port_dir}/link_layer: not a link layer (expected InfiniBand or Ethernet)")
                 link_layer = None
@@ -380,6 +389,7 @@ class _Walk:
                 rate_gbps=rate_gbps, rate=rate, mtu=mtu, fw_ver=fw_ver, board_id=board_id, numa_node=numa_node,
                 gpus_same_switch=same_switch, gpus_same_numa=same_numa,
                 errors=device_errors + tuple(self.errors[port_start:]),
+                counters=counters, counter_errors=tuple(counter_errors),
             ))
         return ports
 

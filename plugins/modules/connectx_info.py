@@ -206,6 +206,33 @@ ports:
       type: list
       elements: str
       sample: ["/sys/class/infiniband/mlx5_1/ports/1/link_layer: not a link layer (expected InfiniBand or Ethernet)"]
+    counters:
+      description:
+        - The port's error counters since the device last reset them, by the name of their file, each the number
+          the kernel prints (decimal, up to 64 bits). Read from C(ports/<n>/counters/) (the port's PMA counters,
+          which the device stops at their largest value, for example C(symbol_error) at 65535 and C(link_downed) at
+          255; reported as they read), namely C(symbol_error), C(link_error_recovery), C(link_downed),
+          C(port_rcv_errors), C(port_rcv_remote_physical_errors), C(excessive_buffer_overrun_errors),
+          C(local_link_integrity_errors), C(port_xmit_discards); and from C(ports/<n>/hw_counters/) (mlx5 driver
+          counters) C(out_of_sequence) and C(packet_seq_err).
+        - A counter whose file is not there (an older kernel without C(hw_counters/), a driver without PMA counters
+          on a RoCE port) is absent; one whose file is there but cannot be read or holds no decimal number is absent
+          and named in RV(ports[].counter_errors). Only these files are read.
+      returned: always
+      type: dict
+      sample: {"symbol_error": 27, "link_error_recovery": 4, "link_downed": 3, "port_rcv_errors": 19,
+               "port_rcv_remote_physical_errors": 0, "excessive_buffer_overrun_errors": 0,
+               "local_link_integrity_errors": 0, "port_xmit_discards": 0, "out_of_sequence": 0, "packet_seq_err": 0}
+    counter_errors:
+      description:
+        - The counter files of this port that are there but could not be read or parsed, each naming the path and
+          the reason (never the content). Kept out of RV(ports[].errors) and RV(errors), since a port whose
+          counters cannot be read is still usable. Empty when every counter present was read.
+      returned: always
+      type: list
+      elements: str
+      sample:
+        - "/sys/class/infiniband/mlx5_0/ports/1/counters/symbol_error: not a counter (expected a decimal number)"
 count:
   description: Number of entries in RV(ports).
   returned: always

@@ -116,7 +116,10 @@ ansible_facts:
         connectx:
           description:
             - The result of M(gpufabric.cluster.connectx_info), each of its C(ports) with its own C(errors) list
-              (what is wrong with that port; a port with errors is not usable).
+              (what is wrong with that port; a port with errors is not usable), its error C(counters) (symbol
+              errors, link error recovery, link downed, receive errors, buffer overruns, local link integrity
+              errors, transmit discards, and the sequence errors of C(hw_counters/); a counter the kernel does not
+              expose is absent) and C(counter_errors) (counter files that could not be read, by path).
           returned: when gathered
           type: dict
           sample: {count: 5, rdma_devices: [mlx5_0, mlx5_1, mlx5_2, mlx5_3, mlx5_4]}

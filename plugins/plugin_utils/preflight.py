@@ -21,7 +21,8 @@ import typing as t
 from collections.abc import Mapping
 
 from ansible_collections.gpufabric.cluster.plugins.module_utils.host_values import is_safe_path, is_version
-from ansible_collections.gpufabric.cluster.plugins.module_utils.sort_keys import address_key
+from ansible_collections.gpufabric.cluster.plugins.module_utils.port_counters import COUNTERS
+from ansible_collections.gpufabric.cluster.plugins.module_utils.sort_keys import address_key, natural_key
 from ansible_collections.gpufabric.cluster.plugins.plugin_utils import arguments, driver_lifecycle, rail_selection
 from ansible_collections.gpufabric.cluster.plugins.plugin_utils import settings as site_settings
 from ansible_collections.gpufabric.cluster.plugins.plugin_utils.dma_buf import blocking_messages
@@ -73,6 +74,8 @@ IMEX_ADDRESS_VARIABLES = {"address": "gpufabric_imex_address", "interface": "gpu
 # Who runs IMEX on a host and its control socket: the role variable where the inventory sets it, else the site's.
 IMEX_MODE_VARIABLES = ("nvidia_imex_mode", "gpufabric_imex_mode")
 IMEX_SOCKET_VARIABLES = ("nvidia_imex_socket_path", "gpufabric_imex_socket_path")
+# The most ports a port_counters finding lists before "and N more".
+SHOWN_PORTS = 8
 
 
 def site_default(name: str) -> t.Any:
@@ -447,6 +450,60 @@ def _port_name(port: Mapping) -> str:
     return str(port.get("netdev") or f"{port.get('rdma_device')}/{port.get('port')}")
 
 
+def _counter_label(entry: t.Any) -> str | None:
+    """The counter a port's ``counter_errors`` entry (``<path>/<counter>: <why>``) names, when it is one the probe
+    reads; the entry's path and reason are not repeated."""
+    path = str(entry).split(": ", 1)[0]
+    name = path.rsplit("/", 1)[-1]
+    return name if name in COUNTERS else None
+
+
+def check_port_counters(host: str, connectx: Mapping, settings: Mapping) -> dict:
+    """The error counters of every ConnectX port with a netdev at most their thresholds (``port_counter_thresholds``).
+
+    Judges all ports with a netdev (not only the rails), each counter against its threshold; a counter the kernel
+    does not expose is not judged, one the probe could not read is named. Above a threshold or unreadable is a
+    warning, never a failure: counters count since the device last reset them, and a port with errors counted is
+    still up (``rdma_ports`` judges its state). Each finding names the host, the RDMA device, port and netdev, and
+    the counter with its value and threshold; at most :data:`SHOWN_PORTS` ports are listed, then how many more.
+    """
+    thresholds = {str(name): limit for name, limit in _map(settings.get("port_counter_thresholds")).items()
+                  if isinstance(limit, int) and not isinstance(limit, bool)}
+    ports = [_map(port) for port in _list(connectx.get("ports")) if _map(port).get("netdev")]
+    if not ports:
+        return _check("port_counters", "skip", "no ConnectX port with a netdev found")
+    if not thresholds:
+        return _check("port_counters", "skip", "no counter is judged (settings.port_counter_thresholds sets none)")
+    findings = []
+    unexposed = 0
+    for port in sorted(ports, key=lambda port: (natural_key(str(port.get("rdma_device"))), str(port.get("port")))):
+        counters = _map(port.get("counters"))
+        if not counters and not _list(port.get("counter_errors")):
+            unexposed += 1
+            continue
+        over = []
+        for name, limit in thresholds.items():
+            value = counters.get(name)
+            if isinstance(value, int) and not isinstance(value, bool) and value > limit:
+                over.append(f"{name} {value} (threshold {limit})")
+        unread = sorted({label for label in map(_counter_label, _list(port.get("counter_errors")))
+                         if label in thresholds}, key=COUNTERS.index)
+        if unread:
+            over.append(f"{', '.join(unread)} unreadable")
+        if over:
+            findings.append(f"{port.get('rdma_device')}/{port.get('port')} ({port.get('netdev')}): {', '.join(over)}")
+    if unexposed == len(ports):
+        return _check("port_counters", "skip", f"the kernel exposes no error counters on the {len(ports)} port(s) "
+                                               "with a netdev")
+    absent = f"; no counters exposed on {unexposed} port(s)" if unexposed else ""
+    if findings:
+        return _check("port_counters", "warn", f"port error counters above their thresholds "
+                                               f"(settings.port_counter_thresholds) on {host}: "
+                                               f"{_shown(findings, SHOWN_PORTS, '; ')}{absent}")
+    return _check("port_counters", "pass", f"{len(ports) - unexposed} port(s) with a netdev: every error counter at or "
+                                           f"below its threshold{absent}")
+
+
 def _rate(port: Mapping) -> float:
     """The port's rate in Gb/s; anything that is not a number counts as 0."""
     rate = port.get("rate_gbps")
@@ -491,8 +548,8 @@ def _entry_key(entry: str) -> tuple:
         return (1, entry)
 
 
-def _shown(addresses: t.Sequence[str], limit: int = 8) -> str:
-    shown = ", ".join(addresses[:limit])
+def _shown(addresses: t.Sequence[str], limit: int = 8, separator: str = ", ") -> str:
+    shown = separator.join(addresses[:limit])
     return shown + (f" and {len(addresses) - limit} more" if len(addresses) > limit else "")
 
 
@@ -705,6 +762,7 @@ def preflight_report(hostvars: Mapping, hosts: list[str], settings: Mapping | No
                 name, host_vars, [_map(port) for port in _list(connectx.get("ports"))])),
             check_gpudirect(gpu, connectx, peermem),
             check_numa_alignment(gpu, connectx),
+            check_port_counters(name, connectx, merged),
         ]
         platform = tray_place(facts)
         report_hosts[name] = {

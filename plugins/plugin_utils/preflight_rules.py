@@ -19,6 +19,7 @@ from __future__ import annotations
 import typing as t
 from collections.abc import Mapping
 
+from ansible_collections.gpufabric.cluster.plugins.module_utils.port_counters import COUNTERS
 from ansible_collections.gpufabric.cluster.plugins.plugin_utils import arguments
 from ansible_collections.gpufabric.cluster.plugins.plugin_utils.cluster_roles import ClusterRoleError, chosen_settings
 from ansible_collections.gpufabric.cluster.plugins.plugin_utils.versions import version_key
@@ -27,6 +28,8 @@ from ansible_collections.gpufabric.cluster.plugins.plugin_utils.versions import 
 MINIMUM_DRIVER_SETTING = "gpufabric_min_driver_version"
 # The longest text a message quotes; a longer value is named by its length.
 SHOWN_TEXT = 60
+# The longest name of a counter a message quotes (the probe's longest is 31 characters).
+SHOWN_NAME = 40
 
 
 class RuleError(ValueError):
@@ -99,4 +102,36 @@ def read_rules(settings: t.Any, defaults: Mapping, min_driver_default: t.Any, pr
                                           f"{prefix}imex_domain_members", merged["imex_domain_members"])
     merged["imex_domain_single_chassis"] = _read(arguments.boolean, f"{prefix}imex_domain_single_chassis",
                                                  merged["imex_domain_single_chassis"])
+    merged["port_counter_thresholds"] = read_counter_thresholds(
+        merged["port_counter_thresholds"], defaults.get("port_counter_thresholds") or {},
+        f"{prefix}port_counter_thresholds")
     return merged
+
+
+def _errors_allowed(name: str, value: t.Any) -> int:
+    """A counter threshold: a whole number of 0 or more (a boolean, a fraction or a numeric string is refused)."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise arguments.ArgumentError(f"{name} must be a whole number of errors, 0 or more, got {value!r}")
+    return value
+
+
+def read_counter_thresholds(thresholds: t.Any, defaults: Mapping, name: str) -> dict:
+    """The port error counter thresholds: ``thresholds`` (null: none) over ``defaults``, one per counter of
+    :data:`...module_utils.port_counters.COUNTERS`, each a whole number of 0 or more or null (the counter unjudged).
+
+    A counter ``thresholds`` leaves out keeps its default; a name that is not a counter the probe reads is refused,
+    naming ``name``. Null (the whole setting) judges no counter.
+    """
+    thresholds = _read(lambda label, value: arguments.optional(arguments.mapping, label, value), name, thresholds)
+    if thresholds is None:
+        return {}
+    unknown = sorted(str(key) if len(str(key)) <= SHOWN_NAME else f"a name of {len(str(key))} characters"
+                     for key in thresholds if key not in COUNTERS)
+    if unknown:
+        raise RuleError(f"{name} names no counter the probe reads: {', '.join(unknown[:4])}"
+                        f"{f' and {len(unknown) - 4} more' if len(unknown) > 4 else ''}; known: {', '.join(COUNTERS)}")
+    merged = {counter: defaults.get(counter) for counter in COUNTERS}
+    merged.update(thresholds)
+    return {counter: _read(lambda label, value: arguments.optional(_errors_allowed, label, value),
+                           f"{name}.{counter}", limit)
+            for counter, limit in merged.items()}

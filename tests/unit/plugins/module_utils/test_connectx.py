@@ -19,6 +19,7 @@ from ansible_collections.gpufabric.cluster.plugins.module_utils.connectx import 
     shares_pcie_switch,
 )
 from ansible_collections.gpufabric.cluster.plugins.module_utils.errors import ParseError
+from ansible_collections.gpufabric.cluster.plugins.module_utils.port_counters import COUNTERS
 
 HGX_IB = [
     # rdma device, pci address, netdev, numa node, GPU on the same PCIe switch
@@ -34,6 +35,8 @@ HGX_IB = [
 HGX_NUMA = {0: ["0000:1b:00.0", "0000:43:00.0", "0000:52:00.0", "0000:61:00.0"],
             1: ["0000:9d:00.0", "0000:c3:00.0", "0000:d1:00.0", "0000:df:00.0"]}
 GB200_NUMA = {0: ["0008:01:00.0", "0009:01:00.0"], 1: ["0018:01:00.0", "0019:01:00.0"]}
+# A healthy port's error counters: every one the probe reads, 0 (the recorded trees write them all).
+HEALTHY_COUNTERS = dict.fromkeys(COUNTERS, 0)
 
 
 def _port(payload: dict, rdma_device: str, port: int = 1) -> dict:
@@ -157,6 +160,7 @@ def test_hgx_h100(host_trees):
             "phys_state": "LinkUp", "rate_gbps": 400, "rate": "400 Gb/sec (4X NDR)", "mtu": 4092,
             "fw_ver": "28.39.1002", "board_id": "MT_0000000838", "numa_node": numa,
             "gpus_same_switch": [gpu], "gpus_same_numa": HGX_NUMA[numa], "errors": [],
+            "counters": HEALTHY_COUNTERS, "counter_errors": [],
         }
     for fn in (0, 1):
         assert _port(payload, f"mlx5_{8 + fn}") == {
@@ -165,6 +169,7 @@ def test_hgx_h100(host_trees):
             "state": "ACTIVE", "state_code": 4, "phys_state": "LinkUp", "rate_gbps": 200,
             "rate": "200 Gb/sec (4X HDR)", "mtu": 9000, "fw_ver": "28.39.1002", "board_id": "MT_0000000838",
             "numa_node": 1, "gpus_same_switch": [], "gpus_same_numa": HGX_NUMA[1], "errors": [],
+            "counters": HEALTHY_COUNTERS, "counter_errors": [],
         }
 
 
@@ -212,6 +217,7 @@ def test_gb200_tray(host_trees):
         "phys_state": "LinkUp", "rate_gbps": 200, "rate": "200 Gb/sec (4X HDR)", "mtu": 9000,
         "fw_ver": "32.43.1014", "board_id": "MT_0000001069", "numa_node": 0,
         "gpus_same_switch": [], "gpus_same_numa": GB200_NUMA[0], "errors": [],
+        "counters": HEALTHY_COUNTERS, "counter_errors": [],
     }
 
 
@@ -237,6 +243,7 @@ def test_broken_node(host_trees):
         "phys_state": "Polling", "rate_gbps": 200, "rate": "200 Gb/sec (4X HDR)", "mtu": 2044,
         "fw_ver": "28.39.1002", "board_id": "MT_0000000838", "numa_node": 1,
         "gpus_same_switch": [], "gpus_same_numa": [], "errors": [],
+        "counters": HEALTHY_COUNTERS, "counter_errors": [],
     }
 
 

@@ -15,7 +15,7 @@ RESULT_KEYS = {"changed", "ports", "count", "rdma_devices", "link_layers", "func
                "invocation"}
 PORT_KEYS = {"pci_address", "device_id", "model", "rdma_device", "port", "netdev", "link_layer", "state", "state_code",
              "phys_state", "rate_gbps", "rate", "mtu", "fw_ver", "board_id", "numa_node", "gpus_same_switch",
-             "gpus_same_numa", "errors"}
+             "gpus_same_numa", "errors", "counters", "counter_errors"}
 
 
 def _by_device(result: dict) -> dict:

@@ -51,7 +51,7 @@ RESULT_KEYS = {
 }
 PORT_KEYS = {"pci_address", "device_id", "model", "rdma_device", "port", "netdev", "link_layer", "state",
              "state_code", "phys_state", "rate_gbps", "rate", "mtu", "fw_ver", "board_id", "numa_node",
-             "gpus_same_switch", "gpus_same_numa", "errors"}
+             "gpus_same_switch", "gpus_same_numa", "errors", "counters", "counter_errors"}
 MODULES = {"gpu_info": gpu_info, "connectx_info": connectx_info, "imex_info": imex_info,
            "peermem_info": peermem_info, "fabric_facts": fabric_facts}
 # The recorded outputs the stand-in tools print are tool data, not host files: left alone.
@@ -195,6 +195,8 @@ def _assert_payload(name: str, payload: dict) -> None:
         for port in payload["ports"]:
             assert set(port) == PORT_KEYS
             assert all(isinstance(error, str) for error in port["errors"])
+            assert all(isinstance(value, int) and value >= 0 for value in port["counters"].values())
+            assert all(isinstance(error, str) for error in port["counter_errors"])
             assert port["link_layer"] in (None, "InfiniBand", "Ethernet")
             assert port["rate_gbps"] is None or port["rate_gbps"] > 0
     if name == "gpu_info":
