@@ -30,6 +30,10 @@ FIXED_BY = {
     "gpudirect_rdma": "role gpufabric.cluster.nvidia_peermem, or DMA-BUF with the open kernel modules "
                       "(role gpufabric.cluster.nvidia_driver)",
     "numa_alignment": "the placement of the NICs in the host (hardware)",
+    "driver_lifecycle": "role gpufabric.cluster.nvidia_driver (nvidia_driver_branch: a supported branch); "
+                        "gpufabric_production_site",
+    "port_counters": "the port's cable, transceiver or switch port (error counters); the thresholds are "
+                     "gpufabric_preflight_settings port_counter_thresholds",
 }
 # How many hosts a grouped line names before "and N more".
 NAMED_HOSTS = 8
