@@ -309,7 +309,7 @@ def test_the_hgx_frontend_tree_passes_preflight(tree_builder, tmp_path):
     assert checks["rdma_ports"]["message"].endswith(
         "2 non-rail port(s) not judged: enp12s0f0np0 (protected: default route), enp181s0f0np0 (BlueField-3, device "
         "id 0xa2dc in rdma_network_exclude_device_ids)")
-    assert report["hosts"]["hgx"]["summary"] == "warnings: fabric, fabric_health"
+    assert report["hosts"]["hgx"]["summary"] == "warnings: driver_lifecycle, fabric, fabric_health"
     inventory["all"]["vars"] = {"rdma_network_netdev_pattern": "enp181s0f0np0"}
     (tmp_path / "hosts.yml").write_text(yaml.safe_dump(inventory))
     completed = run_preflight(tmp_path)

@@ -64,7 +64,9 @@ def test_the_hgx_frontend_tree_passes_preflight(frontend_facts):
     assert rdma_ports(report) == {"name": "rdma_ports", "status": "pass", "message":
                                   "10 port(s) ACTIVE at expected rate and MTU (2 Ethernet, 8 InfiniBand); "
                                   + NOT_JUDGED}
-    assert report["hosts"]["hgx"]["status"] == "pass", report["hosts"]["hgx"]["checks"]
+    # nothing fails; the one warning is the tree's driver, R570, past its end of life (issue 42)
+    assert report["hosts"]["hgx"]["status"] == "warn", report["hosts"]["hgx"]["checks"]
+    assert report["hosts"]["hgx"]["summary"] == "warnings: driver_lifecycle"
 
 
 def test_default_exclusion_leaves_out_the_protected_and_the_dpu_ports(frontend_facts):
