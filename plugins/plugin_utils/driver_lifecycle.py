@@ -179,8 +179,7 @@ def judge(branch: int, today: datetime.date, production: bool) -> list[Finding]:
                         f"driver branch R{branch}: lifecycle unknown (not in the collection's table of NVIDIA driver "
                         f"branches); check NVIDIA's data center driver lifecycle")]
     findings = []
-    if past_end_of_life(row, today):
-        assert row.end_of_life is not None
+    if row.end_of_life is not None and past_end_of_life(row, today):
         note = f" ({row.eol_note})" if row.eol_note else ""
         findings.append(Finding("warn", "end_of_life",
                                 f"driver branch R{branch} ({row.kind_text}) is past its end of life "

@@ -16,11 +16,10 @@ import json
 import pytest
 import yaml
 
-from ansible_collections.gpufabric.cluster.tests.unit.playbooks.test_imex_membership_playbook import (  # noqa: F401
+from ansible_collections.gpufabric.cluster.tests.unit.playbooks.test_imex_membership_playbook import (
     TRAYS,
     make_site,
     run,
-    tray_facts,
 )
 
 PLAY = [{"name": "Driver", "hosts": "gpu_nodes", "gather_facts": True, "tasks": [
@@ -31,7 +30,7 @@ PLAY = [{"name": "Driver", "hosts": "gpu_nodes", "gather_facts": True, "tasks": 
     {"name": "Show the plan", "ansible.builtin.debug": {"msg": "PLAN {{ nvidia_driver_plan | to_json }}"}}]}]
 
 
-def decide(tmp_path, tray_facts, root, variables: dict, check: bool) -> tuple[int, str]:  # noqa: F811
+def decide(tmp_path, tray_facts, root, variables: dict, check: bool) -> tuple[int, str]:
     site = make_site(tmp_path, tray_facts, root, cached=tuple(TRAYS))
     (site / "driver.yml").write_text(yaml.safe_dump(PLAY, sort_keys=False))
     return run(site, "--limit", "tray-01", "-e", json.dumps(variables), *(["--check"] if check else []),
@@ -44,7 +43,7 @@ def decide(tmp_path, tray_facts, root, variables: dict, check: bool) -> tuple[in
     ({"nvidia_driver_branch": 575, "nvidia_driver_package_version": "575.57.08-1"},
      "nvidia_driver_branch 575 (nvidia_driver_package_version 575.57.08-1) is past its end of life 2025-08-04"),
 ])
-def test_an_install_of_a_branch_past_its_end_of_life_is_refused(tmp_path, tray_facts, host_trees,  # noqa: F811
+def test_an_install_of_a_branch_past_its_end_of_life_is_refused(tmp_path, tray_facts, host_trees,
                                                                  variables, named, check):
     returncode, output = decide(tmp_path, tray_facts, host_trees["gb200_tray"], variables, check)
     assert returncode == 2, output[-3000:]
@@ -53,21 +52,21 @@ def test_an_install_of_a_branch_past_its_end_of_life_is_refused(tmp_path, tray_f
     assert "PLAN" not in output.replace("Show the plan", "")
 
 
-def test_the_setting_allows_it(tmp_path, tray_facts, host_trees):  # noqa: F811
+def test_the_setting_allows_it(tmp_path, tray_facts, host_trees):
     returncode, output = decide(tmp_path, tray_facts, host_trees["gb200_tray"],
                                 {"nvidia_driver_branch": "575", "nvidia_driver_allow_end_of_life": True}, True)
     assert returncode == 0, output[-3000:]
     assert '"msg": "PLAN {\\"action\\": \\"install\\", \\"branch\\": \\"575\\", \\"version\\": \\"\\"}"' in output
 
 
-def test_a_host_already_running_the_branch_is_not_refused(tmp_path, tray_facts, host_trees):  # noqa: F811
+def test_a_host_already_running_the_branch_is_not_refused(tmp_path, tray_facts, host_trees):
     """The tray runs 570.172.08 (open kernel modules): R570 is past its end of life, but nothing is installed."""
     returncode, output = decide(tmp_path, tray_facts, host_trees["gb200_tray"], {"nvidia_driver_branch": "570"}, True)
     assert returncode == 0, output[-3000:]
     assert '"msg": "PLAN {\\"action\\": \\"present\\", \\"branch\\": \\"570\\", \\"version\\": \\"\\"}"' in output
 
 
-def test_a_supported_branch_is_installed(tmp_path, tray_facts, host_trees):  # noqa: F811
+def test_a_supported_branch_is_installed(tmp_path, tray_facts, host_trees):
     returncode, output = decide(tmp_path, tray_facts, host_trees["gb200_tray"], {"nvidia_driver_branch": "580"}, True)
     assert returncode == 0, output[-3000:]
     assert "is past its end of life" not in output

@@ -24,7 +24,6 @@ import sys
 
 import pytest
 import yaml
-from fixtures.recorded_nvml import recorded_facts
 
 from ansible_collections.gpufabric.cluster.tests.unit.playbooks.runner import ansible_playbook
 
@@ -38,15 +37,6 @@ module = AnsibleModule({"path": {"type": "path", "required": True}})
 with open(module.params["path"]) as handle:
     module.exit_json(changed=False, ansible_facts={"gpufabric": json.load(handle)})
 """
-
-
-@pytest.fixture(scope="module")
-def tray_facts(host_trees, command_runner) -> dict:
-    """``ansible_facts['gpufabric']`` of the recorded GB200 tray, every subset, from the real collectors."""
-    facts = recorded_facts(host_trees["gb200_tray"], command_runner)
-    facts.pop("warnings")
-    assert len(facts["gpu"]["cliques"]) == 1
-    return facts
 
 
 def make_site(workdir, tray_facts: dict, root: str, cached: tuple[str, ...], unreachable: tuple[str, ...] = ()):

@@ -154,8 +154,8 @@ def test_a_second_run_with_the_same_outcome_leaves_the_summary_and_its_time_as_t
     """The reports carry their time (issue 45), yet an unchanged outcome rewrites nothing: the time is left out of
     the comparison with the file on disk, so the files keep the time they were first written with."""
     _completed, first, reports = run_site(fleet, "same-outcome")
-    written = {name: (reports / name).stat().st_ino for name in ("site-summary.json", "site-summary.md",
-                                                                  "preflight.json", "preflight.md", "preflight.html")}
+    names = ("site-summary.json", "site-summary.md", "preflight.json", "preflight.md", "preflight.html")
+    written = {name: (reports / name).stat().st_ino for name in names}
     completed, again, _reports = run_site(fleet, "same-outcome")
     assert again == first
     assert {name: (reports / name).stat().st_ino for name in written} == written
