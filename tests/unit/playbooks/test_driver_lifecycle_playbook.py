@@ -44,7 +44,7 @@ def decide(tmp_path, tray_facts, root, variables: dict, check: bool) -> tuple[in
      "nvidia_driver_branch 575 (nvidia_driver_package_version 575.57.08-1) is past its end of life 2025-08-04"),
 ])
 def test_an_install_of_a_branch_past_its_end_of_life_is_refused(tmp_path, tray_facts, host_trees,
-                                                                 variables, named, check):
+                                                                variables, named, check):
     returncode, output = decide(tmp_path, tray_facts, host_trees["gb200_tray"], variables, check)
     assert returncode == 2, output[-3000:]
     assert (f"host tray-01: {named} in NVIDIA's driver lifecycle; choose a supported branch, or set "
