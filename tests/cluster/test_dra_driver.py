@@ -46,8 +46,9 @@ def dra_driver(cluster, shared_dir):
 
 
 def test_kubelet_plugin_ready_on_every_gpu_node(api_client, cluster, dra_driver, waiter):
-    """helm --wait returns once a DaemonSet has at most its maxUnavailable pods not ready, so the plugin's pods on the
-    last kwok nodes may still be starting: the test waits for every one (a CI run saw 9 of 18 ready at first)."""
+    """helm --wait returns once a DaemonSet has at most its maxUnavailable pods not ready, and the chart sets the
+    kubelet plugin's to 100%: the pods on the last kwok nodes may still be starting, so the test waits for every one
+    (a CI run saw 9 of 18 ready at first)."""
     apps = client.AppsV1Api(api_client)
 
     def plugin_ready():
