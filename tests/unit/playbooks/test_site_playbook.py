@@ -219,20 +219,25 @@ def test_a_missing_helm_stops_the_site_run_before_any_host_is_probed(fleet):
     assert "Error executing command" not in output
 
 
-def test_an_unreachable_cluster_stops_the_site_run_before_any_host_is_probed_naming_the_site_setting(
-        fleet, fake_helm, tmp_path):
-    """The kubeconfig the user set (gpufabric_kubeconfig) is named, not only the role's variable it defaults."""
+def site_with_kubeconfig(fleet, fake_helm, tmp_path, content: str):
+    """A site run whose one cluster role reads a kubeconfig file holding ``content``: (path, result, output)."""
     fake_helm.configure({"name": "gpu-operator", "version": "v26.7.0"})
     kubeconfig = tmp_path / "kubeconfig"
-    kubeconfig.write_text(yaml.safe_dump({
-        "apiVersion": "v1", "kind": "Config", "current-context": "c",
-        "clusters": [{"name": "c", "cluster": {"server": "https://127.0.0.1:9"}}],
-        "contexts": [{"name": "c", "context": {"cluster": "c", "user": "u"}}], "users": [{"name": "u", "user": {}}]}))
+    kubeconfig.write_text(content)
     variables = {"gpufabric_host_roles": [], "gpufabric_cluster_roles": ["gpu_operator"],
                  "gpufabric_kubeconfig": str(kubeconfig), "gpu_operator_helm_binary": str(fake_helm.path)}
     completed = ansible_playbook(["-i", str(fleet / "hosts.yml"), "gpufabric.cluster.site", "-e",
                                   f"gpufabric_report_dir={tmp_path / 'reports'}", "-e", json.dumps(variables)], fleet)
-    output = " ".join(completed.stdout.split())
+    return kubeconfig, completed, " ".join(completed.stdout.split())
+
+
+def test_an_unreachable_cluster_stops_the_site_run_before_any_host_is_probed_naming_the_site_setting(
+        fleet, fake_helm, tmp_path):
+    """The kubeconfig the user set (gpufabric_kubeconfig) is named, not only the role's variable it defaults."""
+    kubeconfig, completed, output = site_with_kubeconfig(fleet, fake_helm, tmp_path, yaml.safe_dump({
+        "apiVersion": "v1", "kind": "Config", "current-context": "c",
+        "clusters": [{"name": "c", "cluster": {"server": "https://127.0.0.1:9"}}],
+        "contexts": [{"name": "c", "context": {"cluster": "c", "user": "u"}}], "users": [{"name": "u", "user": {}}]}))
     assert completed.returncode == 2, output[-3000:]
     assert (f"gpu_operator: cannot use the Kubernetes API with gpu_operator_kubeconfig {kubeconfig} (set by "
             "gpufabric_kubeconfig) and gpu_operator_context (current): ") in output
@@ -290,14 +295,7 @@ def test_a_kubeconfig_that_is_empty_or_no_kubeconfig_stops_the_site_run_naming_t
         fleet, fake_helm, tmp_path, content):
     """An empty, truncated or context-less kubeconfig file is found in the first play, named by the setting the user
     set, without the file's text and before any host is probed."""
-    fake_helm.configure({"name": "gpu-operator", "version": "v26.7.0"})
-    kubeconfig = tmp_path / "kubeconfig"
-    kubeconfig.write_text(content)
-    variables = {"gpufabric_host_roles": [], "gpufabric_cluster_roles": ["gpu_operator"],
-                 "gpufabric_kubeconfig": str(kubeconfig), "gpu_operator_helm_binary": str(fake_helm.path)}
-    completed = ansible_playbook(["-i", str(fleet / "hosts.yml"), "gpufabric.cluster.site", "-e",
-                                  f"gpufabric_report_dir={tmp_path / 'reports'}", "-e", json.dumps(variables)], fleet)
-    output = " ".join(completed.stdout.split())
+    kubeconfig, completed, output = site_with_kubeconfig(fleet, fake_helm, tmp_path, content)
     assert completed.returncode == 2, output[-3000:]
     assert f"gpu_operator_kubeconfig {kubeconfig} (set by gpufabric_kubeconfig)" in output, output[-3000:]
     assert "TASK [Gather the GPU fabric facts of every host]" not in output
