@@ -135,13 +135,14 @@ def _boot(name):
     return _host(name).check_output("cut -d' ' -f22 /proc/1/stat")
 
 
-def test_rolling_reboot_in_check_mode_one_host_of_a_clique_at_a_time():
-    """``--check`` with nvidia_driver_reboot and the drain: batches of at most one host per clique, nothing rebooted.
+def test_change_in_check_mode_one_domain_at_a_time():
+    """``--check`` with nvidia_driver_reboot and the drain: the plan, one NVLink domain per wave, nothing rebooted.
 
-    drv-fresh (no driver) and drv-upgrade (HGX, no multi-node clique) share the no-clique group, drv-imex is in
-    the GB200 clique: batch 1 is drv-fresh and drv-imex, batch 2 drv-upgrade; drv-present needs no reboot. The
-    containers cannot reboot into a driver, so the reboots run in check mode (ansible_check_mode is set by --check
-    only); the batching itself is unit-tested in tests/unit/plugins/plugin_utils/test_reboot_batches.py.
+    drv-imex and drv-present probe the same recorded GB200 tray: one NVLink domain. drv-imex needs 580, drv-present
+    runs its 570 already, so the canary wave drains both and changes drv-imex; drv-fresh (no driver) and drv-upgrade
+    (HGX, no multi-node clique) are in no domain and follow one at a time. The containers cannot reboot into a
+    driver here, so the reboots run in check mode (ansible_check_mode is set by --check only); the plan itself is
+    unit-tested in tests/unit/plugins/plugin_utils/test_domain_waves.py.
     """
     before = {name: _boot(name) for name in HOSTS}
     playbook = os.path.join(os.environ["MOLECULE_SCENARIO_DIRECTORY"], "converge.yml")
@@ -152,11 +153,14 @@ def test_rolling_reboot_in_check_mode_one_host_of_a_clique_at_a_time():
     assert completed.returncode == 0, completed.stdout[-3000:] + completed.stderr[-3000:]
     tasks = completed.stdout.split("TASK [")
     reboots = [sorted(re.findall(r"^changed: \[([\w-]+)\]", task, re.M)) for task in tasks
-               if task.startswith("gpufabric.cluster.nvidia_driver : Reboot into the new driver]")]
-    assert reboots == [["drv-fresh", "drv-imex"], ["drv-upgrade"]]
+               if task.startswith("gpufabric.cluster.nvidia_driver : Reboot the wave's changing hosts together")]
+    assert reboots == [["drv-imex"], ["drv-fresh"], ["drv-upgrade"]]
     output = " ".join(completed.stdout.split())
-    for name in ("drv-fresh", "drv-imex", "drv-upgrade"):
+    assert "wave 1 (canary): NVLink domain" in output
+    assert "change drv-imex; drain and verify with them drv-present" in output
+    assert "wave 2: host(s) in no NVLink domain: drv-fresh" in output
+    assert "wave 3: host(s) in no NVLink domain: drv-upgrade" in output
+    for name in HOSTS:
         assert f"Kubernetes node {name} would be cordoned and drained" in output
-        assert f"Kubernetes node {name} would be uncordoned" in output
-    assert "Kubernetes node drv-present" not in output
+        assert f"Kubernetes node {name} would be uncordoned once its wave passes verification" in output
     assert {name: _boot(name) for name in HOSTS} == before
