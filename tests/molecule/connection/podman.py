@@ -41,6 +41,9 @@ description:
     name the molecule podman driver writes into the inventory.
   - One C(nsenter --all) into the namespaces of the container's init per command, modules pipelined; files go
     through C(cat) in the container; the init's PID from C(podman inspect), once per container start.
+  - A container that restarted (a reboot of its systemd under a restart policy, M(ansible.builtin.reboot)) is
+    found again by the next command (the init's start time is checked before each command); a container that
+    does not run (yet) is a connection failure, which M(ansible.builtin.reboot) retries.
   - Runs as the container's root; C(ansible_user) is not supported.
 author: gpufabric.cluster contributors (@gpufabric)
 options:
@@ -58,6 +61,14 @@ options:
       - name: ansible_podman_executable
     env:
       - name: ANSIBLE_PODMAN_EXECUTABLE
+  timeout:
+    description:
+      - Seconds the look-up of the container's init (C(podman inspect)) may take; M(ansible.builtin.reboot) sets
+        it from its O(ansible.builtin.reboot#module:connect_timeout).
+    type: int
+    default: 30
+    vars:
+      - name: ansible_podman_timeout
   pipelining:
     description: Pipe modules into the container's Python instead of copying them there first.
     default: true
@@ -80,6 +91,7 @@ class Connection(ConnectionBase):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self._init_pid = None
+        self._init_started = ""
         self._environment = None
 
     def _container(self) -> str:
@@ -88,7 +100,9 @@ class Connection(ConnectionBase):
     def _connect(self):
         if not self._connected:
             try:
-                self._init_pid = container_exec.init_pid(self._container(), self.get_option("podman_executable"))
+                self._init_pid = container_exec.init_pid(self._container(), self.get_option("podman_executable"),
+                                                         timeout=self.get_option("timeout"))
+                self._init_started = container_exec.start_time(self._init_pid)
                 self._environment = container_exec.init_environment(self._container(), self._init_pid)
             except container_exec.ContainerNotRunning as error:
                 raise AnsibleConnectionFailure(str(error)) from None
@@ -96,7 +110,12 @@ class Connection(ConnectionBase):
         return self
 
     def _run(self, argv: list, in_data: bytes | None) -> tuple[int, bytes, bytes]:
-        """Run ``argv`` in the container, ``in_data`` on its standard input."""
+        """Run ``argv`` in the container, ``in_data`` on its standard input; a restarted container's new init."""
+        if container_exec.start_time(self._init_pid) != self._init_started:
+            display.vvv("the container's init is not the one connected to: looking it up again",
+                        host=self._container())
+            self.reset()
+            self._connect()
         command = container_exec.nsenter_argv(self._init_pid, argv)
         display.vvv(f"EXEC {command}", host=self._container())
         completed = subprocess.run([to_bytes(part, errors="surrogate_or_strict") for part in command],
@@ -130,6 +149,10 @@ class Connection(ConnectionBase):
                                f"{to_text(stderr).strip()}")
         with open(to_bytes(out_path, errors="surrogate_or_strict"), "wb") as handle:
             handle.write(stdout)
+
+    def reset(self):
+        """Forget the container's init: the next command looks it up again (after a reboot, a restart)."""
+        self._connected = False
 
     def close(self):
         self._connected = False
