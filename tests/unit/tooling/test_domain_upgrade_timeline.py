@@ -13,7 +13,9 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import subprocess
 import sys
+import time
 
 import pytest
 
@@ -198,3 +200,40 @@ def test_the_command_line_prints_the_answer_and_names_an_unreadable_log(tmp_path
     assert check_timeline.main(["--timeline", str(tmp_path / "timeline"), "--cordons", str(tmp_path / "cordons"),
                                 *domains]) == 2
     assert capsys.readouterr().err == f"check_timeline: {tmp_path / 'cordons'}:1: not a cordon log event\n"
+
+
+_WATCH = os.path.join(os.path.dirname(_PATH), "watch_cordons.py")
+
+
+def test_the_watcher_logs_each_nodes_first_state_and_its_changes(tmp_path):
+    """A fake kubectl streams what `kubectl get nodes --watch -o json` does: objects one after another."""
+    nodes = [{"metadata": {"name": "gb200-tray-01"}, "spec": {}},
+             {"metadata": {"name": "gb200-tray-02"}, "spec": {"unschedulable": True}},
+             {"metadata": {"name": "gb200-tray-01"}, "spec": {"unschedulable": True}},
+             {"metadata": {"name": "gb200-tray-01"}, "spec": {"unschedulable": True}, "status": {}},
+             {"metadata": {"name": "gb200-tray-01"}, "spec": {"unschedulable": False}}]
+    (tmp_path / "stream").write_text("".join(json.dumps(node, indent=4) + "\n" for node in nodes), encoding="ascii")
+    kubectl = tmp_path / "kubectl"
+    kubectl.write_text(f"#!/bin/sh\ncat {tmp_path}/stream\nexec sleep 60\n", encoding="ascii")
+    kubectl.chmod(0o755)
+    log, pid_file = tmp_path / "cordons", tmp_path / "watch.pid"
+    argv = [sys.executable, _WATCH, "start", "--kubectl", str(kubectl), "--kubeconfig", "kubeconfig",
+            "--log", str(log), "--pid-file", str(pid_file)]
+    assert subprocess.run(argv, check=False, timeout=60).returncode == 0
+    try:
+        for _ in range(100):
+            if len(log.read_text(encoding="ascii").splitlines()) >= 4:
+                break
+            time.sleep(0.1)
+        events = check_timeline.parse(log.read_text(encoding="ascii"), "cordons", cordons=True)
+        assert [(event.host, event.kind) for event in events] == [
+            ("gb200-tray-01", "uncordoned"), ("gb200-tray-02", "cordoned"), ("gb200-tray-01", "cordoned"),
+            ("gb200-tray-01", "uncordoned")]
+        pid = int(pid_file.read_text(encoding="ascii"))
+    finally:
+        subprocess.run([sys.executable, _WATCH, "stop", "--pid-file", str(pid_file)], check=True, timeout=60)
+    for _ in range(100):
+        if not os.path.exists(f"/proc/{pid}"):
+            break
+        time.sleep(0.1)
+    assert not os.path.exists(f"/proc/{pid}") and not pid_file.exists()

@@ -35,7 +35,17 @@ def tray(tmp_path, monkeypatch):
     connection = connection_loader.get("podman", PlayContext())
     assert connection._original_path == os.path.abspath(os.path.join(CONNECTIONS, "podman.py"))
     module = __import__(type(connection).__module__, fromlist=["container_exec"])
-    monkeypatch.setattr(module.container_exec, "nsenter_argv", lambda pid, argv: ["echo", str(pid)])
+    entered_argv = []
+    boot_states = []  # what `systemctl is-system-running` says in turn after a restart (then "running")
+
+    def nsenter_argv(pid, argv):
+        entered_argv.append(argv)
+        if argv[0] == "systemctl":
+            return ["echo", boot_states.pop(0) if boot_states else "running"]
+        return ["echo", str(pid)]
+    monkeypatch.setattr(module.container_exec, "nsenter_argv", nsenter_argv)
+    connection.entered_argv = entered_argv
+    connection.boot_states = boot_states
     connection.set_options(direct={"remote_addr": "tray", "podman_executable": str(podman)})
     inits = []
 
@@ -69,8 +79,11 @@ def test_a_restarted_container_is_entered_through_its_new_init(tray):
     assert entered(connection) == first
     stop_init(first)
     second = start_init()
+    connection.entered_argv.clear()
     assert entered(connection) == second
     assert entered(connection) == second
+    # the first command in the new init waits for its boot, once
+    assert [argv[:2] for argv in connection.entered_argv] == [["systemctl", "is-system-running"], ["true"], ["true"]]
 
 
 def test_a_container_not_running_again_yet_is_a_connection_failure(tray):
@@ -91,4 +104,29 @@ def test_the_reboot_actions_connect_timeout_bounds_the_look_up(tray):
     (tmp_path / "delay").write_text("5", encoding="ascii")
     connection.set_option("timeout", 1)
     with pytest.raises(AnsibleConnectionFailure, match="container tray: podman inspect took over 1 s"):
+        connection.exec_command("true")
+
+
+def test_a_restarted_container_answers_once_its_systemd_has_booted(tray):
+    """systemctl cannot reach systemd early in the boot (no answer), then says starting: asked again until booted."""
+    connection, start_init, stop_init, _tmp = tray
+    first = start_init()
+    assert entered(connection) == first
+    stop_init(first)
+    second = start_init()
+    connection.boot_states[:] = ["", "initializing", "starting", "degraded"]
+    connection.entered_argv.clear()
+    assert entered(connection) == second
+    assert [argv[0] for argv in connection.entered_argv] == ["systemctl"] * 4 + ["true"]
+
+
+def test_a_container_that_does_not_finish_booting_is_a_connection_failure(tray):
+    connection, start_init, stop_init, _tmp = tray
+    first = start_init()
+    assert entered(connection) == first
+    stop_init(first)
+    start_init()
+    connection.boot_states[:] = ["starting"] * 100
+    connection.set_option("timeout", 1)
+    with pytest.raises(AnsibleConnectionFailure, match="container tray: its systemd did not finish booting in 1 s"):
         connection.exec_command("true")
