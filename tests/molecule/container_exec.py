@@ -37,11 +37,12 @@ def start_time(pid: int) -> str:
         return ""
 
 
-def init_pid(container: str, podman: str = "podman", cache_dir: str | None = None) -> int:
+def init_pid(container: str, podman: str = "podman", cache_dir: str | None = None,
+             timeout: float | None = None) -> int:
     """The host PID of ``container``'s init: remembered while that process lives, else ``podman inspect``.
 
     The cache is a file per container in ``cache_dir`` (default: molecule's ephemeral directory of the scenario,
-    else the temporary directory).
+    else the temporary directory); ``timeout``: the seconds ``podman inspect`` may take (default: no limit).
     """
     cache_dir = cache_dir or os.environ.get("MOLECULE_EPHEMERAL_DIRECTORY") or tempfile.gettempdir()
     cache = os.path.join(cache_dir, f"gpufabric-podman-pid-{container}")
@@ -55,8 +56,11 @@ def init_pid(container: str, podman: str = "podman", cache_dir: str | None = Non
     executable = shutil.which(podman)
     if executable is None:
         raise ContainerNotRunning(f"container {container}: {podman} not found in PATH")
-    inspect = subprocess.run([executable, "inspect", "--format", "{{.State.Pid}}", container],
-                             capture_output=True, text=True, check=False)
+    try:
+        inspect = subprocess.run([executable, "inspect", "--format", "{{.State.Pid}}", container],
+                                 capture_output=True, text=True, check=False, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        raise ContainerNotRunning(f"container {container}: podman inspect took over {timeout} s") from None
     pid = inspect.stdout.strip()
     if inspect.returncode != 0 or not pid.isdigit() or pid == "0":
         raise ContainerNotRunning(f"container {container} is not running: {inspect.stderr.strip() or pid}")

@@ -13,7 +13,10 @@
 # Driver packages of the CUDA repository for the 570 and 580 branches (nvidia_driver scenario): the open and
 # proprietary meta packages nvidia-open-<branch> and cuda-drivers-<branch>, the unsuffixed nvidia-persistenced
 # and nvidia-modprobe in both branches' versions (so that only the role's branch pin picks the right one),
-# nvidia-fabricmanager-570 and nvidia-fabricmanager (580 on), with their units, daemons and configuration.
+# nvidia-fabricmanager-570 and nvidia-fabricmanager (580 on), with their units, daemons and configuration. The
+# driver meta packages also ship and enable gpufabric-standin-driver-load.service, a oneshot that "loads" the
+# installed driver at each boot of a test host that asks for it (molecule/domain_upgrade): see driver_loader below.
+# It does nothing on a host without /etc/gpufabric-standin/probe-root, so scenarios that never reboot are as before.
 # DOCA host packages (doca_ofed scenario): the profiles doca-ofed and doca-roce, ofed-scripts (ofed_info),
 # mlnx-ofed-kernel-dkms (the DKMS source marker) and mlnx-ofed-kernel-utils. None of them loads or builds
 # anything.
@@ -60,7 +63,14 @@ cp "$config" "$state/loaded-config.cfg"
 cp "$nodes" "$state/loaded-nodes"
 rm -f /run/nvidia-imex-standin.pid "$state/listen"
 serve="/usr/lib/nvidia-imex-standin/standin.py serve $state/loaded-config.cfg $state/loaded-nodes"
+# TEST FIXTURE timeline of molecule/domain_upgrade (see driver_loader in build-repo.sh): one line a start
+started() {
+  if [ -s /etc/gpufabric-standin/timeline ]; then
+    echo "$(date -u +%Y-%m-%dT%H:%M:%S.%6NZ) $(hostname) imex-started $VERSION" >> "$(cat /etc/gpufabric-standin/timeline)"
+  fi
+}
 if [ "$(setting DAEMONIZE)" != 1 ]; then
+  started
   exec python3 $serve
 fi
 # Like the real daemon: the start succeeds once it listens (the server writes its pid after binding), fails when
@@ -74,6 +84,7 @@ while [ ! -s /run/nvidia-imex-standin.pid ]; do
   fi
   tries=$((tries + 1)); sleep 0.1
 done
+started
 exit 0
 SCRIPT
 }
@@ -414,9 +425,10 @@ POSTINST
   dpkg-deb --root-owner-group --build "$root" "$dest/${package}_${version}_all.deb" >/dev/null
 }
 
-# A stand-in package from a staged tree: standin_deb ROOT PACKAGE VERSION DEPENDS CONFLICTS SUMMARY
+# A stand-in package from a staged tree: standin_deb ROOT PACKAGE VERSION DEPENDS CONFLICTS SUMMARY [ENABLE_UNIT]
+# (ENABLE_UNIT: a unit of the package that its postinst enables and its prerm disables, as deb-systemd-helper would)
 standin_deb() {
-  local root="$1" package="$2" version="$3" depends="$4" conflicts="$5" summary="$6"
+  local root="$1" package="$2" version="$3" depends="$4" conflicts="$5" summary="$6" enable="${7:-}"
   mkdir -p "$root/DEBIAN" "$root/usr/share/doc/$package"
   printf 'TEST FIXTURE - stand-in, not NVIDIA software (gpufabric.cluster molecule tests).\n' \
     > "$root/usr/share/doc/$package/STANDIN"
@@ -434,6 +446,12 @@ standin_deb() {
     printf '#!/bin/sh\nset -e\nif [ -d /run/systemd/system ]; then systemctl daemon-reload || true; fi\n' \
       > "$root/DEBIAN/postinst"
     chmod 0755 "$root/DEBIAN/postinst"
+  fi
+  if [ -n "$enable" ]; then
+    printf 'systemctl enable %s\n' "$enable" >> "$root/DEBIAN/postinst"
+    printf '#!/bin/sh\nset -e\nif [ "$1" = remove ]; then systemctl disable %s || true; fi\n' "$enable" \
+      > "$root/DEBIAN/prerm"
+    chmod 0755 "$root/DEBIAN/prerm"
   fi
   dpkg-deb --root-owner-group --build "$root" "$dest/${package}_${version}_all.deb" >/dev/null
 }
@@ -454,6 +472,77 @@ forking_unit() {
   printf '[Unit]\nDescription=%s\nAfter=network-online.target\n\n' "$description"
   printf '[Service]\nType=forking\nExecStart=%s\nLimitCORE=infinity\n\n' "$exec_start"
   printf '[Install]\nWantedBy=multi-user.target\n'
+}
+
+# TEST FIXTURE: the stand-in driver's "load" at boot (molecule/domain_upgrade). Where the test wrote
+# /etc/gpufabric-standin/probe-root (the root the probes read, e.g. /opt/gpufabric-fixture/gb200_tray), each boot
+# writes the installed version in the real formats into <root>/proc/driver/nvidia/version and the
+# <root>/sys/module/nvidia*/version files, and into the recorded NVML answers <root>.nvml.json (driver_version,
+# nvml_version) when there are some; with /etc/gpufabric-standin/fail-load the old version stays (a driver that did
+# not load). With /etc/gpufabric-standin/timeline (the path of a file shared by the scenario's trays) it appends one
+# line a boot: "<UTC time> <host> driver-loaded <version> previous=<version before>" or
+# "<UTC time> <host> driver-load-failed <version> loaded=<version still loaded>"; the stand-in IMEX daemon appends
+# "<UTC time> <host> imex-started <version>" at each successful start. (GPUFABRIC_STANDIN_CONF: another directory
+# than /etc/gpufabric-standin, for the unit tests.)
+driver_loader() {
+  cat <<'SCRIPT'
+#!/bin/sh
+# TEST FIXTURE: stand-in for the NVIDIA kernel module's load at boot (gpufabric.cluster molecule tests). It loads
+# nothing: it writes the installed stand-in driver's version where the probes read the loaded driver.
+set -eu
+VERSION="@VERSION@"
+NVRM="@NVRM@"
+conf="${GPUFABRIC_STANDIN_CONF:-/etc/gpufabric-standin}"
+[ -s "$conf/probe-root" ] || exit 0
+root="$(cat "$conf/probe-root")"
+loaded="$(sed -n '1s/^NVRM version:.*Kernel Module.*  \([0-9]*\.[0-9.]*\)  Release Build.*/\1/p' \
+  "$root/proc/driver/nvidia/version" 2>/dev/null || true)"
+if [ -e "$conf/fail-load" ]; then
+  event="driver-load-failed $VERSION loaded=${loaded:-none}"
+else
+  mkdir -p "$root/proc/driver/nvidia" "$root/sys/module/nvidia"
+  printf 'NVRM version: %s  %s  Release Build  (gpufabric-standin)  %s\nGCC version:  gcc version 12.2.0 (Debian 12.2.0-14)\n' \
+    "$NVRM" "$VERSION" "$(date -u '+%a %b %e %H:%M:%S UTC %Y')" > "$root/proc/driver/nvidia/version"
+  for module in "$root"/sys/module/nvidia "$root"/sys/module/nvidia_*; do
+    if [ -d "$module" ]; then printf '%s\n' "$VERSION" > "$module/version"; fi
+  done
+  if [ -f "$root.nvml.json" ]; then
+    python3 - "$root.nvml.json" "$VERSION" <<'PYTHON'
+import json, sys
+path, version = sys.argv[1], sys.argv[2]
+with open(path, encoding="utf-8") as handle:
+    recording = json.load(handle)
+recording["driver_version"] = version
+if "nvml_version" in recording:
+    recording["nvml_version"] = recording["nvml_version"].split(".", 1)[0] + "." + version
+with open(path + ".new", "w", encoding="utf-8") as handle:
+    json.dump(recording, handle, indent=1)
+PYTHON
+    mv "$root.nvml.json.new" "$root.nvml.json"
+  fi
+  event="driver-loaded $VERSION previous=${loaded:-none}"
+fi
+if [ -s "$conf/timeline" ]; then
+  echo "$(date -u +%Y-%m-%dT%H:%M:%S.%6NZ) $(hostname) $event" >> "$(cat "$conf/timeline")"
+fi
+SCRIPT
+}
+
+driver_loader_unit() {
+  cat <<'UNIT'
+[Unit]
+Description=TEST FIXTURE - stand-in NVIDIA driver load at boot (gpufabric.cluster molecule tests)
+ConditionPathExists=/etc/gpufabric-standin/probe-root
+Before=nvidia-persistenced.service nvidia-fabricmanager.service nvidia-imex.service
+
+[Service]
+Type=oneshot
+RemainAfterExit=yes
+ExecStart=/usr/lib/gpufabric-standin/driver-load
+
+[Install]
+WantedBy=multi-user.target
+UNIT
 }
 
 # The driver packages of one branch: driver_branch BRANCH VERSION FABRICMANAGER_PACKAGE OTHER_FABRICMANAGER OTHER_BRANCH
@@ -477,12 +566,17 @@ driver_branch() {
   chmod 0755 "$root/usr/bin/nvidia-modprobe"
   standin_deb "$root" nvidia-modprobe "$version" "" "" "NVIDIA device node helper $upstream"
 
-  local flavour meta others
+  local flavour meta others nvrm
   for flavour in open proprietary; do
     if [ "$flavour" = open ]; then meta="nvidia-open-$branch"; others="cuda-drivers-$branch"
     else meta="cuda-drivers-$branch"; others="nvidia-open-$branch"; fi
     root="$work/$meta"
-    mkdir -p "$root/usr/bin" "$root/usr/src/nvidia-$upstream"
+    mkdir -p "$root/usr/bin" "$root/usr/src/nvidia-$upstream" "$root/usr/lib/gpufabric-standin" "$root/lib/systemd/system"
+    if [ "$flavour" = open ]; then nvrm='NVIDIA UNIX Open Kernel Module for x86_64'
+    else nvrm='NVIDIA UNIX x86_64 Kernel Module'; fi
+    driver_loader | sed "s/@VERSION@/$upstream/; s/@NVRM@/$nvrm/" > "$root/usr/lib/gpufabric-standin/driver-load"
+    chmod 0755 "$root/usr/lib/gpufabric-standin/driver-load"
+    driver_loader_unit > "$root/lib/systemd/system/gpufabric-standin-driver-load.service"
     printf '#!/bin/sh\n# TEST FIXTURE: stand-in for nvidia-smi; there is no driver behind it.\n%s\nexit 9\n' \
       "echo \"NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver.\"" \
       > "$root/usr/bin/nvidia-smi"
@@ -492,7 +586,7 @@ driver_branch() {
     standin_deb "$root" "$meta" "$version" \
       "nvidia-persistenced (>= $branch), nvidia-modprobe (>= $branch)" \
       "$others, nvidia-open-$other_branch, cuda-drivers-$other_branch" \
-      "NVIDIA driver $upstream, $flavour kernel modules (meta package)"
+      "NVIDIA driver $upstream, $flavour kernel modules (meta package)" gpufabric-standin-driver-load.service
   done
 
   root="$work/$fm"

@@ -23,6 +23,7 @@ import os
 import shlex
 import subprocess
 import sys
+import time
 
 from ansible.errors import AnsibleConnectionFailure, AnsibleError
 from ansible.module_utils.common.text.converters import to_bytes, to_text
@@ -41,6 +42,10 @@ description:
     name the molecule podman driver writes into the inventory.
   - One C(nsenter --all) into the namespaces of the container's init per command, modules pipelined; files go
     through C(cat) in the container; the init's PID from C(podman inspect), once per container start.
+  - A container that restarted (a reboot of its systemd under a restart policy, M(ansible.builtin.reboot)) is
+    found again by the next command (the init's start time is checked before each command), once its systemd has
+    booted (C(systemctl is-system-running --wait)), as a host's sshd answers after its boot; a container that does
+    not run (yet) is a connection failure, which M(ansible.builtin.reboot) retries.
   - Runs as the container's root; C(ansible_user) is not supported.
 author: gpufabric.cluster contributors (@gpufabric)
 options:
@@ -58,6 +63,14 @@ options:
       - name: ansible_podman_executable
     env:
       - name: ANSIBLE_PODMAN_EXECUTABLE
+  timeout:
+    description:
+      - Seconds the look-up of the container's init (C(podman inspect)), and the wait for a restarted container's
+        boot, may take; M(ansible.builtin.reboot) sets it from its O(ansible.builtin.reboot#module:connect_timeout).
+    type: int
+    default: 30
+    vars:
+      - name: ansible_podman_timeout
   pipelining:
     description: Pipe modules into the container's Python instead of copying them there first.
     default: true
@@ -80,6 +93,7 @@ class Connection(ConnectionBase):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self._init_pid = None
+        self._init_started = ""
         self._environment = None
 
     def _container(self) -> str:
@@ -87,16 +101,52 @@ class Connection(ConnectionBase):
 
     def _connect(self):
         if not self._connected:
+            previous = self._init_pid
             try:
-                self._init_pid = container_exec.init_pid(self._container(), self.get_option("podman_executable"))
+                self._init_pid = container_exec.init_pid(self._container(), self.get_option("podman_executable"),
+                                                         timeout=self.get_option("timeout"))
+                self._init_started = container_exec.start_time(self._init_pid)
                 self._environment = container_exec.init_environment(self._container(), self._init_pid)
             except container_exec.ContainerNotRunning as error:
                 raise AnsibleConnectionFailure(str(error)) from None
+            if previous is not None and previous != self._init_pid:
+                self._wait_for_boot()
             self._connected = True
         return self
 
+    def _wait_for_boot(self) -> None:
+        """A restarted container answers once its systemd has booted, as a host's sshd answers after its boot.
+
+        Without this the first command after a reboot would run while the container's units (the stand-in driver's
+        load of molecule/domain_upgrade) have not run yet, which no SSH connection to a real host would see. Early in
+        the boot ``systemctl`` cannot reach systemd yet (no output) or says ``initializing``/``starting``: asked
+        again every 0.2 s until it says anything else, for at most the ``timeout`` option's seconds.
+        """
+        timeout = self.get_option("timeout")
+        deadline = time.monotonic() + timeout
+        while True:
+            command = container_exec.nsenter_argv(self._init_pid, ["systemctl", "is-system-running", "--wait"])
+            display.vvv(f"EXEC {command}", host=self._container())
+            try:
+                completed = subprocess.run(command, capture_output=True, check=False, env=self._environment, cwd="/",
+                                           timeout=max(deadline - time.monotonic(), 0.1))
+            except subprocess.TimeoutExpired:
+                completed = None
+            state = completed.stdout.decode(errors="replace").strip() if completed else ""
+            if state not in ("", "initializing", "starting"):
+                return
+            if time.monotonic() >= deadline:
+                raise AnsibleConnectionFailure(f"container {self._container()}: its systemd did not finish booting "
+                                               f"in {timeout} s (ansible_podman_timeout)")
+            time.sleep(0.2)
+
     def _run(self, argv: list, in_data: bytes | None) -> tuple[int, bytes, bytes]:
-        """Run ``argv`` in the container, ``in_data`` on its standard input."""
+        """Run ``argv`` in the container, ``in_data`` on its standard input; a restarted container's new init."""
+        if container_exec.start_time(self._init_pid) != self._init_started:
+            display.vvv("the container's init is not the one connected to: looking it up again",
+                        host=self._container())
+            self.reset()
+            self._connect()
         command = container_exec.nsenter_argv(self._init_pid, argv)
         display.vvv(f"EXEC {command}", host=self._container())
         completed = subprocess.run([to_bytes(part, errors="surrogate_or_strict") for part in command],
@@ -130,6 +180,10 @@ class Connection(ConnectionBase):
                                f"{to_text(stderr).strip()}")
         with open(to_bytes(out_path, errors="surrogate_or_strict"), "wb") as handle:
             handle.write(stdout)
+
+    def reset(self):
+        """Forget the container's init: the next command looks it up again (after a reboot, a restart)."""
+        self._connected = False
 
     def close(self):
         self._connected = False
