@@ -130,6 +130,20 @@ class _Recorder:
                 "peer_type": platform_info.peer_type, "module_id": platform_info.module_id}
         states = self.ask("nvlink_states", errors, index)
         device["nvlink"] = {"states": list(states or []), "speed_mbps": self.ask("nvlink_speed_mbps", errors, index)}
+        # the health queries (issue 43); the NVLink error counters of the active links, as the probe asks them
+        active = [link for link, state in enumerate(states or []) if state == 1]
+        for query, args in (("remapped_rows", ()), ("ecc_uncorrected", ()), ("recovery_action", ()),
+                            ("nvlink_errors", (active,))):
+            if query == "nvlink_errors" and not active:
+                continue
+            value = self.ask(query, errors, index, *args)
+            if errors.get(query) == NOT_SUPPORTED_TEXT:
+                del errors[query]
+                device[query] = None  # the double's own form of NVML's NOT_SUPPORTED
+            elif isinstance(value, dict):
+                device[query] = {str(link): dict(counters) for link, counters in value.items()}
+            elif value is not None:
+                device[query] = list(value) if isinstance(value, tuple) else value
         if errors:
             device["errors"] = errors
         return device

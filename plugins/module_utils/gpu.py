@@ -27,6 +27,9 @@ all-zero cluster UUID is an NVLink (NVSwitch) system that is not multi-node.
 From the v4 fabric info the clique id is the id of its first unicast-pointer
 clique, which NVML documents as the v1 to v3 ``cliqueId``.  NVML's platform
 info names the GPU's rack (chassis serial), slot and tray.
+
+Each GPU NVML sees also reports its memory errors, recovery action and NVLink error counters
+(:mod:`.gpu_health`); every GPU its XID events since boot from the kernel log (:mod:`.xid_events`).
 """
 
 from __future__ import annotations
@@ -38,6 +41,7 @@ from dataclasses import dataclass
 
 from ansible_collections.gpufabric.cluster.plugins.module_utils import nvml
 from ansible_collections.gpufabric.cluster.plugins.module_utils.errors import NvmlError, ParseError, ProbeRootError
+from ansible_collections.gpufabric.cluster.plugins.module_utils.gpu_health import gpu_health
 from ansible_collections.gpufabric.cluster.plugins.module_utils.host_files import (
     check_root,
     exists,
@@ -49,6 +53,7 @@ from ansible_collections.gpufabric.cluster.plugins.module_utils.host_files impor
 )
 from ansible_collections.gpufabric.cluster.plugins.module_utils.nvidia_driver import read_nvidia_driver
 from ansible_collections.gpufabric.cluster.plugins.module_utils.sort_keys import pci_key
+from ansible_collections.gpufabric.cluster.plugins.module_utils.xid_events import collect_xids
 
 NVIDIA_VENDOR = 0x10DE
 GPU_CLASSES = (0x0300, 0x0302)  # PCI base class/subclass: VGA compatible, 3D controller
@@ -276,7 +281,8 @@ def platform_summary(gpus: list[dict], warnings: list[str]) -> dict:
 def _empty_gpu(index: int) -> dict:
     return {"index": index, "uuid": None, "name": None, "pci_address": None, "device_id": None, "numa_node": None,
             "memory_total_mib": None, "mig_mode": None, "persistence_mode": None, "fabric": None, "platform": None,
-            "nvlink": None, "driver": None}
+            "nvlink": None, "driver": None, "memory_errors": None, "recovery_action": None, "nvlink_errors": None,
+            "xid_counts": None}
 
 
 _UNSET = object()
@@ -304,8 +310,9 @@ class _DeviceQueries:
             return None
 
 
-def _nvlink(queries: _DeviceQueries) -> dict:
-    """The GPU's NVLink links and speed; a query NVML lacks (NOT_SUPPORTED) gives ``None`` with the reason."""
+def _nvlink(queries: _DeviceQueries) -> tuple[dict, list[int]]:
+    """The GPU's NVLink links and speed, and its active links; a query NVML lacks (NOT_SUPPORTED) gives ``None``
+    with the reason."""
     reasons: list[str] = []
     answers = {}
     for query in ("nvlink_states", "nvlink_speed_mbps"):
@@ -317,10 +324,11 @@ def _nvlink(queries: _DeviceQueries) -> dict:
             reasons.append(f"{query}: NVML failed (see errors)")
         answers[query] = answer
     states = answers["nvlink_states"]
+    active = [link for link, state in enumerate(states or []) if state == 1]
     if states is not None and not any(state is not None for state in states):
         # no link present: no NVLink, so there is no speed to ask for
-        return nvlink_summary(list(states), None, [])
-    return nvlink_summary(None if states is None else list(states), answers["nvlink_speed_mbps"], reasons)
+        return nvlink_summary(list(states), None, []), active
+    return nvlink_summary(None if states is None else list(states), answers["nvlink_speed_mbps"], reasons), active
 
 
 def _nvml_gpu(source: nvml.NvmlSource, index: int, pci: dict[str, PciGpu], errors: list[str],
@@ -357,7 +365,8 @@ def _nvml_gpu(source: nvml.NvmlSource, index: int, pci: dict[str, PciGpu], error
                             "of a multi-node NVLink clique; its rack, slot and tray are unknown")
     elif platform_info is not None:
         gpu["platform"] = nvml.decode_platform_info(platform_info)
-    gpu["nvlink"] = _nvlink(queries)
+    gpu["nvlink"], active_links = _nvlink(queries)
+    gpu.update(gpu_health(source, index, active_links, errors))
     if gpu["pci_address"] is not None:
         function = pci.get(gpu["pci_address"])
         if function is None:
@@ -410,7 +419,8 @@ def collect_gpu(root: str, runner: t.Any = None, source_factory: SourceFactory |
     result: dict[str, t.Any] = {
         "driver_loaded": False, "driver_version": None, "kernel_module": None, "cuda_driver_version": None,
         "nvml_version": None, "source": "pci", "nvml_bindings": None, "count": 0, "gpus": [], "cliques": [],
-        "platform": platform_summary([], []), "nvswitches": {"count": 0, "pci_addresses": []}, "errors": [],
+        "platform": platform_summary([], []), "nvswitches": {"count": 0, "pci_addresses": []}, "xid_events": None,
+        "errors": [],
         "warnings": [],
     }
     try:
@@ -455,5 +465,6 @@ def collect_gpu(root: str, runner: t.Any = None, source_factory: SourceFactory |
     if len(result["cliques"]) > 1:
         result["warnings"].append(f"GPUs of this host report different cliques: {', '.join(result['cliques'])}")
     result["platform"] = platform_summary(gpus, result["warnings"])
+    result["xid_events"] = collect_xids(root, gpus, result["warnings"])
     result["errors"].extend(root.refusal_errors(result["errors"]))
     return result

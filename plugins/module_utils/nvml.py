@@ -87,7 +87,8 @@ NVML_RETURN_STRINGS = {
 # Query names, as the probe names them in its errors.
 SYSTEM_QUERIES = ("driver_version", "cuda_driver_version", "nvml_version", "device_count")
 DEVICE_QUERIES = ("uuid", "name", "pci_bus_id", "memory_total", "mig_mode", "persistence_mode", "fabric_info",
-                  "platform_info", "nvlink_states", "nvlink_speed_mbps")
+                  "platform_info", "nvlink_states", "nvlink_speed_mbps", "remapped_rows", "ecc_uncorrected",
+                  "recovery_action", "nvlink_errors")
 
 # NVLink (nvml.h, NVIDIA/go-nvml pkg/nvml/const.go, nvidia-ml-py 13.x pynvml.py):
 # NVML_NVLINK_MAX_LINKS = 18 (links 0..17 are asked; older headers said 12 or 6, a newer binding's own value wins);
@@ -98,6 +99,33 @@ DEVICE_QUERIES = ("uuid", "name", "pci_bus_id", "memory_total", "mig_mode", "per
 NVML_NVLINK_MAX_LINKS = 18
 NVML_FEATURE_ENABLED = 1
 NVML_FI_DEV_NVLINK_SPEED_MBPS_COMMON = 90
+
+# Memory health (nvml.h; nvidia-ml-py 12.575 / 13.x pynvml.py, e.g. as vendored in ray-project/ray
+# python/ray/_private/thirdparty/pynvml/pynvml.py): nvmlDeviceGetTotalEccErrors(handle, errorType, counterType) with
+# NVML_MEMORY_ERROR_TYPE_UNCORRECTED = 1 and NVML_VOLATILE_ECC = 0 (since the driver loaded) / NVML_AGGREGATE_ECC = 1
+# (the GPU's lifetime, kept in its infoROM); NOT_SUPPORTED when ECC is off or the GPU has none.
+# nvmlDeviceGetRemappedRows(handle) answers (corrRows, uncRows, isPending, failureOccurred): Ampere and later;
+# NOT_SUPPORTED on older GPUs (which retire pages instead: not read, see gpu_health).
+NVML_MEMORY_ERROR_TYPE_UNCORRECTED = 1
+NVML_VOLATILE_ECC = 0
+NVML_AGGREGATE_ECC = 1
+# The GPU recovery action: field NVML_FI_DEV_GET_GPU_RECOVERY_ACTION = 230 read with nvmlDeviceGetFieldValues
+# (NVML's change log, r570: it replaces the deprecated NVML_FI_DEV_RESET_STATUS 226 and
+# NVML_FI_DEV_DRAIN_AND_RESET_STATUS 227), an nvmlDeviceGpuRecoveryAction_t.  Values as nvidia-ml-py 13.615.71
+# pynvml.py defines them: NONE 0, GPU_RESET 1, NODE_REBOOT 2, DRAIN_P2P 3, DRAIN_AND_RESET 4, RECOVER_IMEX_DOMAIN 5,
+# BUS_RESET 6, SYSTEM_REBOOT 7 (cuda-python's nvml bindings list RECOVER_IMEX_DOMAIN after DRAIN_AND_RESET too; an
+# intermediate nvidia-ml-py named 5 GPU_RESET_BUS).  A value not listed is reported as ``unknown_<n>``.
+NVML_FI_DEV_GET_GPU_RECOVERY_ACTION = 230
+GPU_RECOVERY_ACTIONS = {0: "none", 1: "gpu_reset", 2: "node_reboot", 3: "drain_p2p", 4: "drain_and_reset",
+                        5: "recover_imex_domain", 6: "bus_reset", 7: "system_reboot"}
+# NVLink error counters (same sources): nvmlDeviceGetNvLinkErrorCounter(handle, link, counter) with
+# NVML_NVLINK_ERROR_DL_REPLAY 0, DL_RECOVERY 1, DL_CRC_FLIT 2; where it answers NOT_SUPPORTED (newer GPUs), the
+# per-link fields NVML_FI_DEV_NVLINK_ERROR_DL_REPLAY 161, DL_RECOVERY 162, DL_CRC 163 read with
+# nvmlDeviceGetFieldValues and the link as scopeId (nvidia-ml-py takes ``(fieldId, scopeId)`` pairs).  Counter name in
+# the facts -> (error counter, field id).
+NVLINK_ERROR_COUNTERS = {"replay": (0, 161), "recovery": (1, 162), "crc": (2, 163)}
+# nvmlValueType_t of a field value -> the member of its value union (nvml.h)
+_FIELD_VALUE_MEMBERS = {0: "dVal", 1: "uiVal", 2: "ulVal", 3: "ullVal", 4: "sllVal", 5: "siVal", 6: "usVal"}
 
 # The fabric health mask, ``healthMask`` of nvmlGpuFabricInfo_v2_t and later.  Sources: nvml.h (NVIDIA/go-nvml
 # pkg/nvml/nvml.h, NVML 13.3.29), nvidia-ml-py 13.615.71 pynvml.py (which adds GFM_STATE) and NVML's change log
@@ -476,6 +504,31 @@ class NvmlSource(abc.ABC):
         :class:`NvmlNotSupported` when NVML answers NOT_SUPPORTED or the binding has no field-value query.
         """
 
+    @abc.abstractmethod
+    def remapped_rows(self, index: int) -> tuple[int, int, bool, bool]:
+        """``(correctable, uncorrectable, pending, failure_occurred)`` of the row remapper.
+
+        :class:`NvmlNotSupported` on GPUs without row remapping (before Ampere).
+        """
+
+    @abc.abstractmethod
+    def ecc_uncorrected(self, index: int) -> tuple[int, int]:
+        """``(volatile, aggregate)`` uncorrected ECC error counts; :class:`NvmlNotSupported` when ECC is off."""
+
+    @abc.abstractmethod
+    def recovery_action(self, index: int) -> int:
+        """The GPU recovery action (NVML_FI_DEV_GET_GPU_RECOVERY_ACTION, an nvmlDeviceGpuRecoveryAction_t).
+
+        :class:`NvmlNotSupported` when the driver or the binding has no such field.
+        """
+
+    @abc.abstractmethod
+    def nvlink_errors(self, index: int, links: t.Sequence[int]) -> dict[int, dict[str, int]]:
+        """The error counters (:data:`NVLINK_ERROR_COUNTERS`) of each of ``links``: link -> counter -> value.
+
+        :class:`NvmlNotSupported` when neither the error counter query nor the per-link fields answer.
+        """
+
 
 # --- nvidia-ml-py --------------------------------------------------------------------------------
 
@@ -672,6 +725,59 @@ class PynvmlSource(NvmlSource):
         if code != NVML_SUCCESS:
             raise NvmlError(f"NVML_FI_DEV_NVLINK_SPEED_MBPS_COMMON: {nvml_return_string(code)}")
         return int(value.value.uiVal)
+
+    def remapped_rows(self, index: int) -> tuple[int, int, bool, bool]:
+        get_rows = self._function("nvmlDeviceGetRemappedRows")
+        correctable, uncorrectable, pending, failure = self._call(get_rows, self._handle(index))
+        return int(correctable), int(uncorrectable), bool(pending), bool(failure)
+
+    def ecc_uncorrected(self, index: int) -> tuple[int, int]:
+        handle = self._handle(index)
+        get_errors = self._function("nvmlDeviceGetTotalEccErrors")
+        volatile, aggregate = (int(self._call(get_errors, handle, NVML_MEMORY_ERROR_TYPE_UNCORRECTED, counter))
+                               for counter in (NVML_VOLATILE_ECC, NVML_AGGREGATE_ECC))
+        return volatile, aggregate
+
+    @staticmethod
+    def _field_int(name: str, value: t.Any) -> int:
+        """The whole number of a filled ``nvmlFieldValue_t``; NOT_SUPPORTED or another failure raised naming
+        ``name``."""
+        code = int(getattr(value, "nvmlReturn", NVML_SUCCESS))
+        if code == NVML_ERROR_NOT_SUPPORTED:
+            raise NvmlNotSupported(f"{name}: {nvml_return_string(code)}")
+        if code != NVML_SUCCESS:
+            raise NvmlError(f"{name}: {nvml_return_string(code)}")
+        member = _FIELD_VALUE_MEMBERS.get(int(getattr(value, "valueType", 1)), "uiVal")
+        return int(getattr(value.value, member))
+
+    def recovery_action(self, index: int) -> int:
+        get_values = self._function("nvmlDeviceGetFieldValues")
+        values = self._call(get_values, self._handle(index), [NVML_FI_DEV_GET_GPU_RECOVERY_ACTION])
+        return self._field_int("NVML_FI_DEV_GET_GPU_RECOVERY_ACTION", values[0])
+
+    def nvlink_errors(self, index: int, links: t.Sequence[int]) -> dict[int, dict[str, int]]:
+        handle = self._handle(index)
+        links = list(links)
+        if not links:
+            return {}
+        get_counter = getattr(self._nvml, "nvmlDeviceGetNvLinkErrorCounter", None)
+        if get_counter is not None:
+            try:
+                return {link: {name: int(get_counter(handle, link, counter))
+                               for name, (counter, _field) in NVLINK_ERROR_COUNTERS.items()} for link in links}
+            except self._nvml.NVMLError as exc:
+                if getattr(exc, "value", None) not in (NVML_ERROR_NOT_SUPPORTED, NVML_ERROR_FUNCTION_NOT_FOUND):
+                    raise self._error(exc) from exc
+        get_values = self._function("nvmlDeviceGetFieldValues")
+        asked = [(link, name, field) for link in links for name, (_counter, field) in NVLINK_ERROR_COUNTERS.items()]
+        values = self._call(get_values, handle, [(field, link) for link, _name, field in asked])
+        if len(values) != len(asked):
+            raise NvmlError(f"nvmlDeviceGetFieldValues answered {len(values)} of the {len(asked)} NVLink fields asked")
+        errors: dict[int, dict[str, int]] = {}
+        for position, (link, name, field) in enumerate(asked):
+            errors.setdefault(link, {})[name] = self._field_int(f"NVLink field {field} of link {link}",
+                                                                values[position])
+        return errors
 
 
 # --- the factory ---------------------------------------------------------------------------------

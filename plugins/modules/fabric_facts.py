@@ -105,6 +105,11 @@ ansible_facts:
             - The result of M(gpufabric.cluster.gpu_info), with per GPU its fabric info (newest struct, the health
               mask's every field and the health summary, the cliques) and platform info, and per host the cliques
               and the C(platform) summary (chassis serials, slot numbers, tray indices, host ids).
+            - Per GPU also its C(memory_errors) (row remapper and uncorrected ECC counts), C(recovery_action) (a
+              pending reset or reboot), C(nvlink_errors) (the active links with non-zero error counters) and
+              C(xid_counts) (the XID events the kernel log holds, by code, read from C(/dev/kmsg); V(null) with a
+              warning when it cannot be read), and per host C(xid_events) (where they were read and whether since
+              boot).
           returned: when gathered
           type: dict
           sample:

@@ -30,6 +30,15 @@ description:
     define, or does not support, is reported as unknown, never as healthy.
   - The platform info of each GPU (C(nvmlDeviceGetPlatformInfo), with the chassis serial, slot, tray index, host
     and module) names the rack and slot of a Grace-Blackwell tray; other GPUs have none.
+  - Each GPU's health as NVML counts it between runs, read only (a query NVML answers NOT_SUPPORTED for is V(null)),
+    its row remapper and uncorrected ECC counts (RV(gpus[].memory_errors)), its recovery action (a pending GPU
+    reset or node reboot, RV(gpus[].recovery_action)) and the error counters of its active NVLinks
+    (RV(gpus[].nvlink_errors)).
+  - The XID events the driver logged since boot, counted per GPU and code (RV(gpus[].xid_counts)), never the log's
+    text. They are read from C(/dev/kmsg) below O(root) without blocking (as C(dmesg) reads it), which holds the
+    kernel's ring buffer (RV(xid_events.complete) says whether it still starts at boot) and needs root (or
+    C(CAP_SYSLOG) where C(kernel.dmesg_restrict) is set); when it cannot be read the counts are V(null) and the module
+    warns, it never fails for it.
   - Read only. A host without GPUs reports none; what cannot be read is listed in RV(errors) or warned
     about, and does not fail the task; only a O(root) that does not exist or has no C(sys/) fails it.
   - NVML always describes the running host, so it is only asked when O(root) is C(/).
@@ -382,6 +391,75 @@ gpus:
       description: The driver bound to the PCI function (V(nvidia), V(vfio-pci)); V(null) when none.
       type: str
       sample: nvidia
+    memory_errors:
+      description:
+        - The GPU's memory errors from NVML; V(null) when listed from PCI. A count NVML answers NOT_SUPPORTED for is
+          V(null) with the reason in C(reasons).
+      type: dict
+      contains:
+        remapped_rows:
+          description:
+            - The row remapper (C(nvmlDeviceGetRemappedRows), Ampere and later); V(null) on older GPUs, whose
+              retired pages are not read.
+          type: dict
+          contains:
+            correctable:
+              description: Rows remapped for correctable errors.
+              type: int
+              sample: 0
+            uncorrectable:
+              description: Rows remapped for uncorrectable errors.
+              type: int
+              sample: 0
+            pending:
+              description: A remap waits for the next GPU reset.
+              type: bool
+              sample: false
+            failure:
+              description: A row could not be remapped (the bank's spare rows are used up).
+              type: bool
+              sample: false
+        ecc_uncorrected:
+          description:
+            - Uncorrected ECC errors (C(nvmlDeviceGetTotalEccErrors), C(NVML_MEMORY_ERROR_TYPE_UNCORRECTED)); V(null)
+              when ECC is off.
+          type: dict
+          contains:
+            volatile:
+              description: Since the driver was loaded (C(NVML_VOLATILE_ECC)).
+              type: int
+              sample: 0
+            aggregate:
+              description: Over the GPU's lifetime (C(NVML_AGGREGATE_ECC)).
+              type: int
+              sample: 0
+        reasons:
+          description: Why a value is V(null).
+          type: list
+          elements: str
+          sample: []
+    recovery_action:
+      description:
+        - What NVML says the GPU needs (the field C(NVML_FI_DEV_GET_GPU_RECOVERY_ACTION)), V(none), V(gpu_reset),
+          V(node_reboot), V(drain_p2p), V(drain_and_reset), V(recover_imex_domain), V(bus_reset), V(system_reboot)
+          or V(unknown_<n>); V(null) when listed from PCI or the driver has no such field (before 570).
+      type: str
+      sample: none
+    nvlink_errors:
+      description:
+        - The active NVLinks whose error counters are not zero, in link order (C(nvmlDeviceGetNvLinkErrorCounter)
+          replay, recovery and flit CRC; where it answers NOT_SUPPORTED the per-link fields
+          C(NVML_FI_DEV_NVLINK_ERROR_DL_REPLAY), C(_RECOVERY) and C(_CRC)). Empty when every counter is zero.
+        - V(null) when listed from PCI, the GPU has no active link or NVML gives no error counter.
+      type: list
+      elements: dict
+      sample: [{link: 3, replay: 14, recovery: 2, crc: 31}]
+    xid_counts:
+      description:
+        - "The XID events the kernel log holds for this GPU (lines C(NVRM: Xid (PCI:<address>): <code>, ...)), code
+          (as text) to count; empty when none. V(null) when the kernel log could not be read (see RV(xid_events))."
+      type: dict
+      sample: {"79": 1}
 cliques:
   description: The distinct cliques of the GPUs, sorted; empty when no GPU is in a multi-node NVLink domain.
   returned: always
@@ -417,6 +495,27 @@ platform:
       type: list
       elements: int
       sample: [1]
+xid_events:
+  description:
+    - Where the XID events were read; V(null) when the host has no GPU or the kernel log could not be read (the module
+      then warns why).
+  returned: always
+  type: dict
+  contains:
+    source:
+      description: The file read, C(/dev/kmsg).
+      type: str
+      sample: /dev/kmsg
+    complete:
+      description:
+        - V(true) when the ring buffer still holds the boot's first record (the counts are since boot), V(false)
+          when older records were overwritten (the counts are since the oldest kept), V(null) when unknown.
+      type: bool
+      sample: true
+    other_addresses:
+      description: XID counts of PCI addresses no listed GPU has (address without function, code, count).
+      type: dict
+      sample: {}
 nvswitches:
   description: The NVSwitch PCI functions of the host (vendor C(0x10de), class C(0x0680)), read without NVML.
   returned: always

@@ -76,6 +76,13 @@ IMEX_MODE_VARIABLES = ("nvidia_imex_mode", "gpufabric_imex_mode")
 IMEX_SOCKET_VARIABLES = ("nvidia_imex_socket_path", "gpufabric_imex_socket_path")
 # The most ports a port_counters finding lists before "and N more".
 SHOWN_PORTS = 8
+# The most GPUs a gpu_health finding lists before "and N more", and per GPU the most XID codes and NVLink links.
+SHOWN_GPUS = 8
+SHOWN_XIDS = 4
+SHOWN_LINKS = 2
+# The recovery actions (gpu_info recovery_action) that ask for a GPU reset or a reboot: gpu_health fails; any other
+# action but none warns.
+RESET_ACTIONS = ("gpu_reset", "node_reboot", "drain_and_reset", "bus_reset", "system_reboot")
 
 
 def site_default(name: str) -> t.Any:
@@ -504,6 +511,91 @@ def check_port_counters(host: str, connectx: Mapping, settings: Mapping) -> dict
                                            f"below its threshold{absent}")
 
 
+def _count_of(value: t.Any) -> int | None:
+    """``value`` when it is a whole number (not a boolean), else None."""
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _gpu_findings(gpu: Mapping, thresholds: Mapping) -> tuple[list[str], list[str], bool]:
+    """``(failures, warnings, read)`` of one GPU's health facts; ``read``: NVML or the kernel log told anything."""
+    failures: list[str] = []
+    warnings: list[str] = []
+    memory = _map(gpu.get("memory_errors"))
+    rows = _map(memory.get("remapped_rows"))
+    if rows.get("pending") is True:
+        failures.append("row remap pending")
+    if rows.get("failure") is True:
+        failures.append("row remap failure")
+    ecc = _map(memory.get("ecc_uncorrected"))
+    volatile, aggregate = _count_of(ecc.get("volatile")), _count_of(ecc.get("aggregate"))
+    if volatile:
+        failures.append(f"volatile uncorrectable ECC errors {volatile}")
+    limit = _count_of(thresholds.get("ecc_aggregate_uncorrected"))
+    if limit is not None and aggregate is not None and aggregate > limit:
+        warnings.append(f"aggregate uncorrectable ECC errors {aggregate} (threshold {limit})")
+    action = gpu.get("recovery_action")
+    if isinstance(action, str) and action != "none":
+        (failures if action in RESET_ACTIONS else warnings).append(f"recovery action {action}")
+    limit = _count_of(thresholds.get("nvlink_errors"))
+    links = [_map(link) for link in _list(gpu.get("nvlink_errors"))]
+    if limit is not None:
+        over = [f"link {link.get('link')} " + ", ".join(f"{name} {link[name]}" for name in ("replay", "recovery", "crc")
+                                                          if (_count_of(link.get(name)) or 0) > limit)
+                for link in links if any((_count_of(link.get(name)) or 0) > limit
+                                         for name in ("replay", "recovery", "crc"))]
+        if over:
+            warnings.append(f"NVLink errors {_shown(over, SHOWN_LINKS, '; ')} (threshold {limit})")
+    serious = set(_list(thresholds.get("xids")))
+    counts = _map(gpu.get("xid_counts"))
+    logged = sorted(((int(code), count) for code, count in counts.items()
+                     if str(code).isdigit() and int(code) in serious and _count_of(count)),
+                    key=lambda item: item[0])
+    if logged:
+        warnings.append("XID " + _shown([f"{code}" + (f" x{count}" if count > 1 else "") for code, count in logged],
+                                        SHOWN_XIDS))
+    read = bool(memory) or isinstance(action, str) or gpu.get("xid_counts") is not None
+    return failures, warnings, read
+
+
+def check_gpu_health(host: str, gpu: Mapping, settings: Mapping) -> dict:
+    """Each GPU's memory errors, recovery action, NVLink errors and XIDs (``gpu_info``'s health facts).
+
+    Fails on a pending row remap, a row-remap failure, any volatile uncorrectable ECC error or a recovery action that
+    asks for a GPU reset or a reboot (:data:`RESET_ACTIONS`); warns on what ``gpu_health_thresholds`` judges: more
+    aggregate uncorrectable ECC errors than ``ecc_aggregate_uncorrected``, an NVLink error counter above
+    ``nvlink_errors``, an XID of ``xids`` in the kernel log, and any other recovery action. Each finding names the
+    host, the GPU (index and PCI address) and the counter; at most :data:`SHOWN_GPUS` GPUs are listed, then how many
+    more. A GPU whose health nothing could read (listed from PCI, the kernel log unreadable) is not judged.
+    """
+    thresholds = _map(settings.get("gpu_health_thresholds"))
+    gpus = [_map(item) for item in _list(gpu.get("gpus"))]
+    if not gpus:
+        return _check("gpu_health", "skip", "no GPU found")
+    findings = []
+    failed = False
+    unread = 0
+    for item in sorted(gpus, key=lambda item: (_count_of(item.get("index")) is None,
+                                               _count_of(item.get("index")) or 0)):
+        failures, warnings, read = _gpu_findings(item, thresholds)
+        if not read:
+            unread += 1
+            continue
+        if failures or warnings:
+            failed = failed or bool(failures)
+            findings.append(f"GPU {item.get('index')} ({item.get('pci_address')}): {', '.join(failures + warnings)}")
+    if unread == len(gpus):
+        return _check("gpu_health", "skip", f"the health of the {len(gpus)} GPU(s) could not be read (no NVML, no "
+                                            "kernel log)")
+    absent = f"; the health of {unread} GPU(s) could not be read" if unread else ""
+    if findings:
+        return _check("gpu_health", "fail" if failed else "warn",
+                      f"GPU health on {host} (warnings by settings.gpu_health_thresholds): "
+                      f"{_shown(findings, SHOWN_GPUS, '; ')}{absent}")
+    return _check("gpu_health", "pass", f"{len(gpus) - unread} GPU(s): no pending row remap, remap failure, volatile "
+                                        f"uncorrectable ECC error or pending reset, nothing above its threshold"
+                                        f"{absent}")
+
+
 def _rate(port: Mapping) -> float:
     """The port's rate in Gb/s; anything that is not a number counts as 0."""
     rate = port.get("rate_gbps")
@@ -763,6 +855,7 @@ def preflight_report(hostvars: Mapping, hosts: list[str], settings: Mapping | No
             check_gpudirect(gpu, connectx, peermem),
             check_numa_alignment(gpu, connectx),
             check_port_counters(name, connectx, merged),
+            check_gpu_health(name, gpu, merged),
         ]
         platform = tray_place(facts)
         report_hosts[name] = {

@@ -34,6 +34,10 @@ FIXED_BY = {
                         "gpufabric_production_site",
     "port_counters": "the port's cable, transceiver or switch port (error counters); the thresholds are "
                      "gpufabric_preflight_settings port_counter_thresholds",
+    "gpu_health": "the GPU: a GPU reset or a reboot for a pending row remap or the recovery action NVML names, "
+                  "the vendor's service for a row-remap failure or repeated uncorrectable ECC errors (NVIDIA's XID "
+                  "catalogue gives the action per XID); the warnings' thresholds are gpufabric_preflight_settings "
+                  "gpu_health_thresholds",
 }
 # How many hosts a grouped line names before "and N more".
 NAMED_HOSTS = 8

@@ -105,6 +105,8 @@ def read_rules(settings: t.Any, defaults: Mapping, min_driver_default: t.Any, pr
     merged["port_counter_thresholds"] = read_counter_thresholds(
         merged["port_counter_thresholds"], defaults.get("port_counter_thresholds") or {},
         f"{prefix}port_counter_thresholds")
+    merged["gpu_health_thresholds"] = read_gpu_health_thresholds(
+        merged["gpu_health_thresholds"], defaults.get("gpu_health_thresholds") or {}, f"{prefix}gpu_health_thresholds")
     return merged
 
 
@@ -135,3 +137,44 @@ def read_counter_thresholds(thresholds: t.Any, defaults: Mapping, name: str) -> 
     return {counter: _read(lambda label, value: arguments.optional(_errors_allowed, label, value),
                            f"{name}.{counter}", limit)
             for counter, limit in merged.items()}
+
+
+# The GPU health thresholds (``gpu_health_thresholds``): what warns rather than fails.  The failures (a pending row
+# remap, a row-remap failure, a volatile uncorrectable ECC error, a reset or reboot the GPU's recovery action asks
+# for) are not settings.
+GPU_HEALTH_KEYS = ("ecc_aggregate_uncorrected", "nvlink_errors", "xids")
+# The largest XID code accepted (the catalogue's codes are below 200; the driver prints them as decimal numbers).
+XID_MAX = 65535
+
+
+def _xid(name: str, value: t.Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= XID_MAX:
+        raise arguments.ArgumentError(f"{name} must be an XID code, a whole number from 0 to {XID_MAX}, got {value!r}")
+    return value
+
+
+def read_gpu_health_thresholds(thresholds: t.Any, defaults: Mapping, name: str) -> dict:
+    """The GPU health thresholds: ``thresholds`` (null: none) over ``defaults``, the keys :data:`GPU_HEALTH_KEYS`.
+
+    ``ecc_aggregate_uncorrected`` and ``nvlink_errors`` are whole numbers of 0 or more or null (unjudged); ``xids``
+    a list of XID codes or null (no XID judged), returned sorted without repeats. A key left out keeps its default;
+    an unknown key is refused naming ``name``. Null (the whole setting) judges none of them.
+    """
+    thresholds = _read(lambda label, value: arguments.optional(arguments.mapping, label, value), name, thresholds)
+    if thresholds is None:
+        return dict.fromkeys(GPU_HEALTH_KEYS)
+    unknown = sorted(str(key) if len(str(key)) <= SHOWN_NAME else f"a name of {len(str(key))} characters"
+                     for key in thresholds if key not in GPU_HEALTH_KEYS)
+    if unknown:
+        raise RuleError(f"{name} has unknown keys: {', '.join(unknown[:4])}"
+                        f"{f' and {len(unknown) - 4} more' if len(unknown) > 4 else ''}; "
+                        f"known: {', '.join(GPU_HEALTH_KEYS)}")
+    merged = {key: defaults.get(key) for key in GPU_HEALTH_KEYS}
+    merged.update(thresholds)
+    result = {key: _read(lambda label, value: arguments.optional(_errors_allowed, label, value), f"{name}.{key}",
+                         merged[key])
+              for key in ("ecc_aggregate_uncorrected", "nvlink_errors")}
+    xids = _read(lambda label, value: arguments.optional(arguments.sequence, label, value), f"{name}.xids",
+                 merged["xids"])
+    result["xids"] = None if xids is None else sorted({_read(_xid, f"{name}.xids entry", xid) for xid in xids})
+    return result

@@ -95,7 +95,8 @@ def test_bad_variable_is_named(fleet):
      "gpufabric_imex_mode must be one of: host, dra, dra_host_managed, got 'bogus'"),
     ('{"gpufabric_preflight_settings": "fast"}',
      "gpufabric_preflight_settings must be a mapping of min_driver_version, rdma_min_rate_gbps, rdma_mtu, "
-     "rdma_require_active, imex_domain_members, imex_domain_single_chassis, port_counter_thresholds, got a string"),
+     "rdma_require_active, imex_domain_members, imex_domain_single_chassis, port_counter_thresholds, "
+     "gpu_health_thresholds, got a string"),
     ('{"gpufabric_imex_address_family": "ipv5"}', "gpufabric_imex_address_family must be one of: ipv4, ipv6, got "
                                                   "'ipv5'"),
 ])

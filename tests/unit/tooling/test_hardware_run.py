@@ -58,8 +58,15 @@ def _answers(source: RecordedSource, count: int) -> list:
         source.init()
     except NvmlError as exc:
         return [("init", type(exc).__name__, str(exc))]
+    def active(index):  # the links the probe asks the NVLink error counters of
+        try:
+            return [link for link, state in enumerate(source.nvlink_states(index)) if state == 1]
+        except NvmlError:
+            return []
     answers = [ask(query) for query in SYSTEM_QUERIES]
-    answers += [ask(query, index) for index in range(count) for query in DEVICE_QUERIES]
+    answers += [ask(query, index, *([active(index)] if query == "nvlink_errors" else []))
+                for index in range(count) for query in DEVICE_QUERIES
+                if query != "nvlink_errors" or active(index)]  # asked of the active links only, as the probe asks
     return answers
 
 
@@ -109,6 +116,15 @@ def recordings(draw):
         device["nvlink"] = draw(st.one_of(st.none(), st.fixed_dictionaries({
             "states": st.lists(st.sampled_from([0, 1, None]), max_size=18),
             "speed_mbps": st.one_of(st.none(), st.integers(1, 60000))})))
+        for query, values in (
+                ("remapped_rows", st.tuples(st.integers(0, 2 ** 32 - 1), st.integers(0, 2 ** 32 - 1), st.booleans(),
+                                            st.booleans()).map(list)),
+                ("ecc_uncorrected", st.lists(st.integers(0, 2 ** 64 - 1), min_size=2, max_size=2)),
+                ("recovery_action", st.integers(0, 7)),
+                ("nvlink_errors", st.dictionaries(st.integers(0, 17).map(str), st.fixed_dictionaries(
+                    {name: st.integers(0, 2 ** 64 - 1) for name in ("replay", "recovery", "crc")}), max_size=3))):
+            if draw(st.integers(0, 5)):
+                device[query] = draw(st.one_of(st.none(), values))
         errors = draw(st.dictionaries(st.sampled_from(DEVICE_QUERIES), ERROR_TEXTS, max_size=2))
         if errors:
             device["errors"] = errors

@@ -217,6 +217,7 @@ def test_collect_hgx_h100(host_trees, nvml_recording, recorded):
         "count": 8,
         "cliques": [], "platform": NO_PLATFORM, "errors": [], "warnings": [],
         "nvswitches": {"count": 2, "pci_addresses": ["0000:07:00.0", "0000:08:00.0"]},
+        "xid_events": {"source": "/dev/kmsg", "complete": True, "other_addresses": {}},
     }
     assert [g["index"] for g in gpus] == list(range(8))
     assert [g["pci_address"] for g in gpus] == HGX_ADDRESSES
@@ -231,6 +232,9 @@ def test_collect_hgx_h100(host_trees, nvml_recording, recorded):
         "platform": None,  # an H100: NVML has platform info for Blackwell and newer only
         "nvlink": {"present": 18, "active": 18, "inactive_links": [], "speed_mbps": 26562, "reasons": []},
         "driver": "nvidia",
+        "memory_errors": {"remapped_rows": {"correctable": 0, "uncorrectable": 0, "pending": False, "failure": False},
+                          "ecc_uncorrected": {"volatile": 0, "aggregate": 0}, "reasons": []},
+        "recovery_action": "none", "nvlink_errors": [], "xid_counts": {},
     }
 
 
@@ -257,7 +261,7 @@ def test_collect_no_nvidia(host_trees, nvml_recording, recorded):
         "driver_loaded": False, "driver_version": None, "kernel_module": None, "cuda_driver_version": None,
         "nvml_version": None, "source": "pci", "nvml_bindings": None,
         "count": 0, "gpus": [], "cliques": [], "platform": NO_PLATFORM, "nvswitches": NO_NVSWITCH,
-        "errors": [], "warnings": [],
+        "errors": [], "warnings": [], "xid_events": None,
     }
 
 
@@ -268,12 +272,13 @@ def test_collect_broken_node_lists_pci(host_trees, nvml_recording, recorded):
         "driver_loaded": False, "driver_version": None, "kernel_module": None, "cuda_driver_version": None,
         "nvml_version": None, "source": "pci", "nvml_bindings": None,
         "count": 2, "cliques": [], "platform": NO_PLATFORM, "nvswitches": NO_NVSWITCH, "errors": [],
-        "warnings": [],
+        "warnings": [], "xid_events": {"source": "/dev/kmsg", "complete": True, "other_addresses": {}},
     }
     assert gpus[1] == {
         "index": 1, "uuid": None, "name": None, "pci_address": "0000:65:00.0", "device_id": "0x2331",
         "numa_node": 0, "memory_total_mib": None, "mig_mode": None, "persistence_mode": None, "fabric": None,
-        "platform": None, "nvlink": None, "driver": None,
+        "platform": None, "nvlink": None, "driver": None, "memory_errors": None, "recovery_action": None,
+        "nvlink_errors": None, "xid_counts": {},  # the kernel log is read without the driver too
     }
 
 
@@ -302,15 +307,20 @@ def test_every_query_of_one_gpu_failing(host_trees, nvml_recording, recorded):
     recording = nvml_recording("hgx_h100")
     recording["devices"][7]["errors"] = dict.fromkeys(nvml.DEVICE_QUERIES, "NVMLError_Unknown: Unknown Error")
     result = recorded(host_trees["hgx_h100"], recording)
+    # every query but the NVLink error counters, which are asked of the active links only (none known here)
     assert result["errors"] == [f"GPU 7: NVML {query} failed: NVMLError_Unknown: Unknown Error"
-                                for query in nvml.DEVICE_QUERIES]
+                                for query in nvml.DEVICE_QUERIES if query != "nvlink_errors"]
     assert result["gpus"][7] == {"index": 7, "uuid": None, "name": None, "pci_address": None, "device_id": None,
                                  "numa_node": None, "memory_total_mib": None, "mig_mode": None,
                                  "persistence_mode": None, "fabric": None, "platform": None, "driver": None,
                                  "nvlink": {"present": None, "active": None, "inactive_links": None,
                                             "speed_mbps": None,
                                             "reasons": ["nvlink_states: NVML failed (see errors)",
-                                                        "nvlink_speed_mbps: NVML failed (see errors)"]}}
+                                                        "nvlink_speed_mbps: NVML failed (see errors)"]},
+                                 "memory_errors": {"remapped_rows": None, "ecc_uncorrected": None,
+                                                   "reasons": ["remapped_rows: NVML failed (see errors)",
+                                                               "ecc_uncorrected: NVML failed (see errors)"]},
+                                 "recovery_action": None, "nvlink_errors": None, "xid_counts": {}}
     assert result["count"] == 8
     assert result["warnings"] == ["PCI GPU 0000:df:00.0 is not reported by NVML"]
 
@@ -497,7 +507,7 @@ def test_missing_root(tmp_path):
         "driver_loaded": False, "driver_version": None, "kernel_module": None, "cuda_driver_version": None,
         "nvml_version": None, "source": "pci", "nvml_bindings": None,
         "count": 0, "gpus": [], "cliques": [], "platform": NO_PLATFORM, "nvswitches": NO_NVSWITCH,
-        "errors": [f"root {missing!r} does not exist or is not a directory"], "warnings": [],
+        "errors": [f"root {missing!r} does not exist or is not a directory"], "warnings": [], "xid_events": None,
     }
 
 

@@ -31,9 +31,10 @@ GB200_CLIQUES = [{"type": "unicast_pointer", "id": 1}, {"type": "multicast_point
                  {"type": "unicast_logical_endpoint", "id": 1}, {"type": "multicast_logical_endpoint", "id": 1}]
 NO_PLATFORM = {"chassis_serials": [], "slot_numbers": [], "tray_indices": [], "host_ids": []}
 RESULT_KEYS = {"changed", "driver_loaded", "driver_version", "kernel_module", "cuda_driver_version", "nvml_version",
-               "source", "nvml_bindings", "count", "gpus", "cliques", "platform", "nvswitches", "errors"}
+               "source", "nvml_bindings", "count", "gpus", "cliques", "platform", "nvswitches", "xid_events", "errors"}
 GPU_KEYS = {"index", "uuid", "name", "pci_address", "device_id", "numa_node", "memory_total_mib", "mig_mode",
-            "persistence_mode", "fabric", "platform", "nvlink", "driver"}
+            "persistence_mode", "fabric", "platform", "nvlink", "driver", "memory_errors", "recovery_action",
+            "nvlink_errors", "xid_counts"}
 
 
 @pytest.fixture
@@ -167,7 +168,7 @@ def test_no_nvidia(run_host):
         "changed": False, "driver_loaded": False, "driver_version": None, "kernel_module": None,
         "cuda_driver_version": None, "nvml_version": None, "source": "pci", "nvml_bindings": None,
         "count": 0, "gpus": [], "cliques": [],
-        "platform": NO_PLATFORM, "nvswitches": {"count": 0, "pci_addresses": []}, "errors": [],
+        "platform": NO_PLATFORM, "nvswitches": {"count": 0, "pci_addresses": []}, "xid_events": None, "errors": [],
     }
     assert "warnings" not in result
 
@@ -179,7 +180,8 @@ def test_broken_node(run_host):
     assert result["gpus"] == [
         {"index": index, "uuid": None, "name": None, "pci_address": address, "device_id": "0x2331", "numa_node": 0,
          "memory_total_mib": None, "mig_mode": None, "persistence_mode": None, "fabric": None, "platform": None,
-         "nvlink": None, "driver": None}
+         "nvlink": None, "driver": None, "memory_errors": None, "recovery_action": None, "nvlink_errors": None,
+         "xid_counts": {}}
         for index, address in enumerate(["0000:17:00.0", "0000:65:00.0"])
     ]
     assert (result["cliques"], result["errors"]) == ([], [])

@@ -72,7 +72,8 @@ def test_a_domain_with_a_failing_member_is_not_headed_pass(trays):
     # the recorded trays run 570.172.08, a branch past its end of life: every member also warns (issue 42)
     assert domain["member_problems"] == [f"tray-0 (rack {RACK}, slot 10): warnings: driver_lifecycle",
                                          f"tray-1 (rack {RACK}, slot 11): warnings: driver_lifecycle",
-                                         f"tray-2 (rack {RACK}, slot 12): failed: fabric_health",
+                                         # and its GPUs' pending row remap and reset (issue 43)
+                                         f"tray-2 (rack {RACK}, slot 12): failed: fabric_health, gpu_health",
                                          f"tray-3 (rack {RACK}, slot 13): warnings: driver_lifecycle"]
     assert report["hosts"]["tray-2"]["place"] == f"rack {RACK}, slot 12"
     # the other members keep their own verdict (the lifecycle warning): one tray's failure is not its peers'
@@ -224,7 +225,7 @@ def test_the_reports_head_the_domain_by_its_members_and_group_trays_by_rack_and_
     domain = only_domain(report)
     assert (domain["own_status"], domain["status"]) == ("warn", "fail")
     assert domain["member_problems"] == [f"tray-3 (rack {RACK}, slot 10): warnings: driver_lifecycle",
-                                         f"tray-1 (rack {RACK}, slot 12): failed: fabric_health",
+                                         f"tray-1 (rack {RACK}, slot 12): failed: fabric_health, gpu_health",
                                          f"tray-0 (rack {RACK}, slot 14): warnings: driver_lifecycle",
                                          "tray-2 (rack 1823124190733, slot 5): failed: fabric_health"]
     text = preflight_markdown(report)
@@ -233,7 +234,7 @@ def test_the_reports_head_the_domain_by_its_members_and_group_trays_by_rack_and_
             "| rack | slot | tray | host | status |\n|---|---|---|---|---|\n"
             f"| {RACK} | 10 | 11 | tray-3 | WARN |\n| {RACK} | 12 | 11 | tray-1 | FAIL |\n"
             f"| {RACK} | 14 | 11 | tray-0 | WARN |\n| 1823124190733 | 5 | 4 | tray-2 | FAIL |\n") in text
-    assert f"tray-1 (rack {RACK}, slot 12): failed: fabric_health" in text.split("## IMEX domains")[1]
+    assert f"tray-1 (rack {RACK}, slot 12): failed: fabric_health, gpu_health" in text.split("## IMEX domains")[1]
     page = preflight_report_html(report)
     section = page.split('<section class="domain"')[1]
     assert section.startswith(f' data-clique="{domain["clique"]}" data-status="fail">')

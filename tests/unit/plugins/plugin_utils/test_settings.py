@@ -96,7 +96,8 @@ def test_only_the_roles_asked_for_are_checked():
                                                      "false), got 'perhaps'"),
     ("gpufabric_preflight_settings", "fast", "gpufabric_preflight_settings must be a mapping of min_driver_version, "
                                              "rdma_min_rate_gbps, rdma_mtu, rdma_require_active, imex_domain_members, "
-                                             "imex_domain_single_chassis, port_counter_thresholds, got a string"),
+                                             "imex_domain_single_chassis, port_counter_thresholds, "
+                                             "gpu_health_thresholds, got a string"),
     ("gpufabric_host_roles", ["nvidia_drvier", "doca_ofed"],
      "gpufabric_host_roles must list only nvidia_driver, doca_ofed, nvidia_peermem, nvidia_imex, rdma_network, got "
      "'nvidia_drvier'"),
