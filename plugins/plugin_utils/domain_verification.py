@@ -12,6 +12,8 @@ only when every member does and the members agree:
 - its fabric is healthy as the preflight judges it (:func:`.fabric_health.check_fabric_health`: fabric state
   completed, health clean, the NVLinks the model has); a member whose probe could not use NVML is a note, not a pass
   of the fabric;
+- its GPUs need no repair (:func:`.preflight.check_gpu_health`'s failures: a pending or failed row remap, a volatile
+  uncorrectable ECC error, a recovery action asking for a reset or a reboot);
 - one driver version and one nvidia-imex version on all members (:func:`.nvlink_domain.version_problems`);
 - where the IMEX mode runs nvidia-imex on the host, each member's IMEX domain is UP with every node connected
   (:func:`.preflight.check_imex_host`).
@@ -31,7 +33,7 @@ from ansible_collections.gpufabric.cluster.plugins.plugin_utils.nvlink_domain im
     tray_place,
     version_problems,
 )
-from ansible_collections.gpufabric.cluster.plugins.plugin_utils.preflight import check_imex_host
+from ansible_collections.gpufabric.cluster.plugins.plugin_utils.preflight import check_gpu_health, check_imex_host
 
 HOST_IMEX_MODES = ("host", "dra_host_managed")
 
@@ -80,6 +82,9 @@ def member_problems(name: str, answer: t.Any, wanted: Mapping, imex_mode: str, s
         problems.append(f"{label}: {health['message']}")
     elif health["status"] == "warn":
         notes.append(f"{label}: {health['message']}")
+    memory = check_gpu_health(name, gpu, {})
+    if memory["status"] == "fail":
+        problems.append(f"{label}: {memory['message']}")
     if imex_mode in HOST_IMEX_MODES and "imex" in _map(answer):
         imex = check_imex_host(dict(gpu), dict(_map(_map(answer).get("imex"))), imex_mode, socket_path)
         if imex["status"] == "fail":

@@ -27,7 +27,7 @@ RACK = "1823124190518"
 def recorded(tree_builder, tmp_path_factory, command_runner):
     dest = str(tmp_path_factory.mktemp("verdict"))
     return {name: recorded_facts(tree_builder.build_tree(name, dest), command_runner)
-            for name in ("gb200_tray", "hgx_h100", "gb200_tray_imex_not_ready")}
+            for name in ("gb200_tray", "hgx_h100", "gb200_tray_imex_not_ready", "gb200_tray_degraded")}
 
 
 def answer(recorded, slot, version=None, name="gb200_tray"):
@@ -100,6 +100,16 @@ def test_a_fabric_that_did_not_complete_fails_the_domain(recorded):
     assert not verdict["passed"]
     assert verdict["domains"][0]["problems"][0].startswith(f"tray-1 (rack {RACK}, slot 10): ")
     assert "GPU 0: no clique (registration in progress)" in verdict["domains"][0]["problems"][0]
+
+
+def test_a_gpu_that_needs_a_repair_fails_the_domain(recorded):
+    """The recorded degraded tray: a pending row remap, a volatile uncorrectable ECC error, a reset asked for."""
+    degraded = answer(recorded, 10, "580.95.05", name="gb200_tray_degraded")
+    verdict = verify_wave(WAVE, {"tray-1": degraded, "tray-2": answer(recorded, 11, "580.95.05")}, wanted("580"),
+                          "dra")
+    assert not verdict["passed"]
+    memory = [problem for problem in verdict["domains"][0]["problems"] if "pending" in problem or "ECC" in problem]
+    assert memory and memory[0].startswith(f"tray-1 (rack {RACK}, slot 10): ")
 
 
 def test_a_probe_without_nvml_is_a_note_not_a_pass_of_the_fabric(recorded):
