@@ -62,7 +62,7 @@ def _plain(*branches: int) -> dict[int, str]:
 #     every other branch of 550-595 is there under the same pattern.
 #   * 610 and 620: not found; refused unless nvidia_imex_package names the package.
 #   * The table does not tell Ubuntu releases apart: 570, 575 and 595 were seen for noble (24.04) only; on jammy
-#     (22.04) apt reports a missing one at install time.
+#     (22.04) the package manager reports a missing one at install time.
 PACKAGES: dict[tuple[str, str], dict[int, str]] = {
     ("debian", "cuda"): {**_suffixed(570, 575), **_plain(580, 590, 595, 610, 620)},
     ("redhat", "cuda"): {**_suffixed(570, 575), **_plain(580, 590, 595, 610, 620)},
