@@ -539,8 +539,9 @@ def _gpu_findings(gpu: Mapping, thresholds: Mapping) -> tuple[list[str], list[st
     limit = _count_of(thresholds.get("nvlink_errors"))
     links = [_map(link) for link in _list(gpu.get("nvlink_errors"))]
     if limit is not None:
-        over = [f"link {link.get('link')} " + ", ".join(f"{name} {link[name]}" for name in ("replay", "recovery", "crc")
-                                                          if (_count_of(link.get(name)) or 0) > limit)
+        over = [f"link {link.get('link')} "
+                + ", ".join(f"{name} {link[name]}" for name in ("replay", "recovery", "crc")
+                            if (_count_of(link.get(name)) or 0) > limit)
                 for link in links if any((_count_of(link.get(name)) or 0) > limit
                                          for name in ("replay", "recovery", "crc"))]
         if over:

@@ -449,6 +449,7 @@ standin_deb() {
   fi
   if [ -n "$enable" ]; then
     printf 'systemctl enable %s\n' "$enable" >> "$root/DEBIAN/postinst"
+    # shellcheck disable=SC2016  # $1 is the prerm's own argument, written as text
     printf '#!/bin/sh\nset -e\nif [ "$1" = remove ]; then systemctl disable %s || true; fi\n' "$enable" \
       > "$root/DEBIAN/prerm"
     chmod 0755 "$root/DEBIAN/prerm"

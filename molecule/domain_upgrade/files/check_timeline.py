@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpufabric.cluster contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
@@ -153,8 +152,8 @@ def check(tray_events: list[Event], cordon_events: list[Event], domains: dict[st
                             cordoned=[host for host in members if cordoned.get(host, False)],
                             imex_versions={host: imex.get(host) for host in members})
     started = [window["domain"] for window in windows]
-    finished = [window["domain"] for window in sorted((window for window in windows if window["finished"]),
-                                                       key=lambda window: _when(window["finished"]))]
+    done = [window for window in windows if window["finished"]]
+    finished = [window["domain"] for window in sorted(done, key=lambda window: _when(window["finished"]))]
     one_at_a_time = all(before["finished"] is not None and _when(after["started"]) >= _when(before["finished"])
                         for before, after in itertools.pairwise(windows))
     return {"safe": not mixed, "mixed_while_uncordoned": mixed, "domains": report, "windows": windows,

@@ -221,7 +221,7 @@ def test_the_watcher_logs_each_nodes_first_state_and_its_changes(tmp_path):
             "--log", str(log), "--pid-file", str(pid_file)]
     assert subprocess.run(argv, check=False, timeout=60).returncode == 0
     try:
-        for _ in range(100):
+        for _attempt in range(100):
             if len(log.read_text(encoding="ascii").splitlines()) >= 4:
                 break
             time.sleep(0.1)
@@ -232,7 +232,7 @@ def test_the_watcher_logs_each_nodes_first_state_and_its_changes(tmp_path):
         pid = int(pid_file.read_text(encoding="ascii"))
     finally:
         subprocess.run([sys.executable, _WATCH, "stop", "--pid-file", str(pid_file)], check=True, timeout=60)
-    for _ in range(100):
+    for _attempt in range(100):
         if not os.path.exists(f"/proc/{pid}"):
             break
         time.sleep(0.1)

@@ -58,6 +58,7 @@ def _answers(source: RecordedSource, count: int) -> list:
         source.init()
     except NvmlError as exc:
         return [("init", type(exc).__name__, str(exc))]
+
     def active(index):  # the links the probe asks the NVLink error counters of
         try:
             return [link for link, state in enumerate(source.nvlink_states(index)) if state == 1]

@@ -54,8 +54,11 @@ def test_parse_says_whether_the_boot_is_still_in_the_buffer():
     assert parse_xid_log("") == ({}, None)
 
 
-@given(st.text(max_size=400), st.lists(st.tuples(st.integers(0, 0xFFFF), st.integers(0, 255), st.integers(0, 31),
-                                                  st.integers(0, 99999)), max_size=5))
+_EVENTS = st.lists(st.tuples(st.integers(0, 0xFFFF), st.integers(0, 255), st.integers(0, 31), st.integers(0, 99999)),
+                   max_size=5)
+
+
+@given(st.text(max_size=400), _EVENTS)
 def test_any_log_gives_counts_or_nothing(noise, events):
     """Any text (with XID lines mixed in) gives counts per address and code, never an error."""
     lines = [f"NVRM: Xid (PCI:{domain:04x}:{bus:02x}:{device:02x}): {code}, free text"
@@ -98,8 +101,8 @@ def test_no_gpu_no_log_read(tmp_path):
 
 
 @pytest.mark.parametrize(("make", "why"), [
-    (lambda path: os.mkdir(path), "not a character device"),
-    (lambda path: os.mkfifo(path), "not a character device"),
+    (os.mkdir, "not a character device"),
+    (os.mkfifo, "not a character device"),
     (lambda path: os.symlink("kmsg", path), "too many levels of symbolic links"),
     (lambda path: os.symlink("../../../../../../etc/passwd", path), "outside root"),
 ])
@@ -145,8 +148,8 @@ def test_kmsg_read_error_names_the_path(tmp_path, monkeypatch):
 def test_degraded_tray_xids_per_gpu(host_trees, nvml_recording):
     result = gpu.collect_gpu(host_trees["gb200_tray_degraded"], None,
                              source_factory=lambda _root: RecordedSource(nvml_recording("gb200_tray_degraded")))
-    assert [item["xid_counts"] for item in result["gpus"]] == [{"13": 1}, {"64": 1}, {"63": 1, "74": 2, "94": 1},
-                                                                {}]
+    expected = [{"13": 1}, {"64": 1}, {"63": 1, "74": 2, "94": 1}, {}]
+    assert [item["xid_counts"] for item in result["gpus"]] == expected
     assert result["xid_events"] == {"source": "/dev/kmsg", "complete": True, "other_addresses": {}}
     assert result["warnings"] == []
 

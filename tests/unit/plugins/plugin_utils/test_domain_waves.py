@@ -34,8 +34,8 @@ RACK = "1823124190518"
 def recorded(tree_builder, tmp_path_factory, command_runner):
     """``ansible_facts['gpufabric']`` of the recorded GB200 tray and HGX H100, gathered by the real probe."""
     dest = str(tmp_path_factory.mktemp("waves"))
-    return {name: recorded_facts(tree_builder.build_tree(name, dest), command_runner) for name in ("gb200_tray",
-                                                                                                 "hgx_h100")}
+    return {name: recorded_facts(tree_builder.build_tree(name, dest), command_runner)
+            for name in ("gb200_tray", "hgx_h100")}
 
 
 def tray(recorded, rack, clique, slot):

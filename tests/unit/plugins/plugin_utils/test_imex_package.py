@@ -88,8 +88,8 @@ def test_the_version_is_pinned_as_the_package_manager_reads_it(os_family, distri
     assert decision["install"] == install and decision["problem"] == ""
 
 
-@pytest.mark.parametrize(("os_family", "distribution"), [("Debian", "Debian"), ("RedHat", "Rocky"),
-                                                          ("RedHat", "Ubuntu")])
+@pytest.mark.parametrize(("os_family", "distribution"),
+                         [("Debian", "Debian"), ("RedHat", "Rocky"), ("RedHat", "Ubuntu")])
 def test_ubuntus_archive_is_refused_on_a_host_that_is_not_ubuntu(os_family, distribution):
     decision = decide(os_family, distribution, "ubuntu", "590", host=HOST)
     assert decision["problem"] == (f"host {HOST}: nvidia_imex_package_source is ubuntu (Ubuntu's own archive) but "
