@@ -107,8 +107,10 @@ UNIT_JOBS ?= 2
 
 unit: test-venv collection ## pytest on module_utils, modules and filters with recorded fixtures (UNIT_JOBS=2)
 	@sh tools/bootstrap-debian.sh chromium accton:acct  # rendering the validation report headless; bench/tier_cpu.py's test
+	@# worksteal: a worker that runs out of tests takes pending ones from the other, so the slow playbook tests at the
+	@# end of one worker's queue do not leave the other idle (load scheduling fixes each worker's queue early)
 	cd $(ROOT) && PYTHONPATH=$(COLLECTIONS):$(ZIPIMPORT_PATH) $(ZIPIMPORT_ENV) $(BIN)/pytest -q --numprocesses=$(UNIT_JOBS) \
-	  tests/unit; rc=$$?; \
+	  --dist worksteal tests/unit; rc=$$?; \
 	  if [ $$rc = 5 ]; then echo "pytest collected no test"; exit 1; fi; exit $$rc
 
 sanity: test-venv ## ansible-test sanity on a copy of the tree laid out as ansible_collections/gpufabric/cluster
