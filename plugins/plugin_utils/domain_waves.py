@@ -86,7 +86,8 @@ def _domain_key(domain: Mapping, hostvars: Mapping) -> tuple:
 
 
 def plan_waves(hostvars: t.Any, changing: t.Any, run: t.Any, fleet: t.Any, domains_at_a_time: t.Any = 1,
-               serial: t.Any = 1, fleet_variable: str = "fleet") -> list[dict]:
+               serial: t.Any = 1, fleet_variable: str = "fleet", nodes: t.Any = None,
+               nodes_variable: str = "nodes") -> list[dict]:
     """The waves in which ``changing`` hosts change: ``[{number, canary, domains, hosts, changing}]``.
 
     ``changing`` are the hosts that need the change, ``run`` the hosts this run can change (the play's hosts that
@@ -96,6 +97,9 @@ def plan_waves(hostvars: t.Any, changing: t.Any, run: t.Any, fleet: t.Any, domai
     need the change; ``canary`` is true for the first wave when it holds a domain; ``summary`` is its line of
     :func:`plan_lines`.  No change: no wave.
 
+    ``nodes`` maps a host of ``run`` to its Kubernetes node name (``nodes_variable`` in messages); two hosts of the
+    run with one node name are refused (both would cordon and mark the same Node).
+
     Raises :class:`DomainWaveError` for a changing host outside ``run`` or ``fleet``, a host whose GPUs are in two
     cliques, a member of a changing domain outside ``run``, and a host of the fleet whose GPU facts are not known
     (it might be a member of a changing domain): each named, before any wave.
@@ -104,6 +108,16 @@ def plan_waves(hostvars: t.Any, changing: t.Any, run: t.Any, fleet: t.Any, domai
     changing_names = _names("changing", changing)
     run_names = set(_names("run", run))
     fleet_names = _names(fleet_variable, fleet)
+    node_of = arguments.mapping(nodes_variable, nodes or {})
+    shared: dict[str, list[str]] = {}
+    for name in sorted(run_names, key=natural_key):
+        node = node_of.get(name)
+        if isinstance(node, str) and node:
+            shared.setdefault(node, []).append(name)
+    shared = {node: names for node, names in shared.items() if len(names) > 1}
+    if shared:
+        raise DomainWaveError(f"{nodes_variable} must name one Kubernetes node per host: "
+                              + "; ".join(f"{', '.join(names)} all name {node}" for node, names in shared.items()))
     at_a_time = _whole_number("domains_at_a_time", domains_at_a_time)
     serial = _whole_number("serial", serial)
     outside = [name for name in changing_names if name not in run_names]

@@ -162,6 +162,18 @@ def test_a_changing_host_outside_the_run_or_the_fleet_is_refused(recorded, chang
         plan_waves(hostvars, changing, run or list(hostvars), fleet or list(hostvars))
 
 
+def test_two_hosts_with_one_kubernetes_node_name_are_refused(recorded):
+    """A value shared by two hosts: both would cordon, drain and annotate one Node."""
+    hostvars = site(recorded)
+    names = list(hostvars)
+    nodes = {name: name for name in names} | {"a-tray-1": "localhost", "hgx-2": "localhost"}
+    with pytest.raises(DomainWaveError, match=r"^nvidia_driver_kubernetes_node must name one Kubernetes node per host: "
+                                              r"a-tray-1, hgx-2 all name localhost$"):
+        plan_waves(hostvars, names, names, names, nodes=nodes, nodes_variable="nvidia_driver_kubernetes_node")
+    assert plan_waves(hostvars, names, names, names, nodes={name: name for name in names}) == plan_waves(
+        hostvars, names, names, names)
+
+
 def test_a_host_in_two_cliques_is_refused_by_name(recorded):
     hostvars = site(recorded)
     gpu = hostvars["a-tray-1"]["ansible_facts"]["gpufabric"]["gpu"]
