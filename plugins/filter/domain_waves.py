@@ -19,11 +19,11 @@ from ansible_collections.gpufabric.cluster.plugins.plugin_utils import domain_wa
 @arguments.filter_errors("domain_waves")
 def domain_waves(hostvars: t.Any, changing: t.Any, run: t.Any, fleet: t.Any, domains_at_a_time: t.Any = 1,
                  serial: t.Any = 1, fleet_variable: str = "fleet", nodes: t.Any = None,
-                 nodes_variable: str = "nodes") -> list[dict]:
+                 nodes_variable: str = "nodes", changes: t.Any = None) -> list[dict]:
     """Return the waves of the change; see the filter documentation."""
     try:
         return _logic.plan_waves(hostvars, changing, run, fleet, domains_at_a_time, serial, fleet_variable, nodes,
-                                 nodes_variable)
+                                 nodes_variable, changes)
     except (arguments.ArgumentError, _logic.DomainWaveError) as exc:
         raise AnsibleFilterError(f"domain_waves: {exc}") from None
 

@@ -87,7 +87,7 @@ def _domain_key(domain: Mapping, hostvars: Mapping) -> tuple:
 
 def plan_waves(hostvars: t.Any, changing: t.Any, run: t.Any, fleet: t.Any, domains_at_a_time: t.Any = 1,
                serial: t.Any = 1, fleet_variable: str = "fleet", nodes: t.Any = None,
-               nodes_variable: str = "nodes") -> list[dict]:
+               nodes_variable: str = "nodes", changes: t.Any = None) -> list[dict]:
     """The waves in which ``changing`` hosts change: ``[{number, canary, domains, hosts, changing}]``.
 
     ``changing`` are the hosts that need the change, ``run`` the hosts this run can change (the play's hosts that
@@ -99,6 +99,9 @@ def plan_waves(hostvars: t.Any, changing: t.Any, run: t.Any, fleet: t.Any, domai
 
     ``nodes`` maps a host of ``run`` to its Kubernetes node name (``nodes_variable`` in messages); two hosts of the
     run with one node name are refused (both would cordon and mark the same Node).
+
+    ``changes`` maps a changing host to what changes on it, in a few words (``'driver 570.124.06 -> branch 580'``);
+    the summary shows it after the hosts it applies to. Hosts it leaves out are shown without one.
 
     Raises :class:`DomainWaveError` for a changing host outside ``run`` or ``fleet``, a host whose GPUs are in two
     cliques, a member of a changing domain outside ``run``, and a host of the fleet whose GPU facts are not known
@@ -120,6 +123,7 @@ def plan_waves(hostvars: t.Any, changing: t.Any, run: t.Any, fleet: t.Any, domai
                               + "; ".join(f"{', '.join(names)} all name {node}" for node, names in shared.items()))
     at_a_time = _whole_number("domains_at_a_time", domains_at_a_time)
     serial = _whole_number("serial", serial)
+    change_of = _changes(changes)
     outside = [name for name in changing_names if name not in run_names]
     if outside:
         raise DomainWaveError(f"host(s) {_shown(outside)} need the change but are not in this run")
@@ -160,7 +164,7 @@ def plan_waves(hostvars: t.Any, changing: t.Any, run: t.Any, fleet: t.Any, domai
     waves += [{"canary": False, "domains": [], "hosts": alone[index:index + serial],
                "changing": alone[index:index + serial]} for index in range(0, len(alone), serial)]
     numbered = [dict(wave, number=number) for number, wave in enumerate(waves, start=1)]
-    return [dict(wave, summary=line) for wave, line in zip(numbered, plan_lines(numbered), strict=True)]
+    return [dict(wave, summary=line) for wave, line in zip(numbered, plan_lines(numbered, change_of), strict=True)]
 
 
 def members_to_probe(hostvars: t.Any, changing: t.Any, run: t.Any, fleet: t.Any, root: t.Any = "/",
@@ -189,8 +193,26 @@ def members_to_probe(hostvars: t.Any, changing: t.Any, run: t.Any, fleet: t.Any,
     return probes
 
 
-def plan_lines(waves: t.Sequence[Mapping]) -> list[str]:
-    """The plan as an operator reads it: one line per wave, its domains with their rack and members."""
+def _changes(changes: t.Any) -> dict[str, str]:
+    change_of = arguments.mapping("changes", changes or {})
+    for name, change in change_of.items():
+        if not isinstance(change, str):
+            raise arguments.ArgumentError(f"changes must map host names to text, got {change!r} for {name!r}")
+    return {name: " ".join(change.split())[:120] for name, change in change_of.items()}
+
+
+def _changed(names: t.Sequence[str], change_of: Mapping[str, str]) -> str:
+    """``names`` grouped by their change, each group followed by its change in brackets (none: no brackets)."""
+    groups: dict[str, list[str]] = {}
+    for name in names:
+        groups.setdefault(change_of.get(name, ""), []).append(name)
+    return "; ".join(_shown(group) + (f" ({change})" if change else "") for change, group in groups.items())
+
+
+def plan_lines(waves: t.Sequence[Mapping], changes: Mapping[str, str] | None = None) -> list[str]:
+    """The plan as an operator reads it: one line per wave, its domains with their rack and members, and what
+    changes on the changing hosts (``changes``, by host) where it is known."""
+    change_of = changes or {}
     lines = []
     for wave in waves:
         label = f"wave {wave['number']}" + (" (canary)" if wave.get("canary") else "")
@@ -199,9 +221,9 @@ def plan_lines(waves: t.Sequence[Mapping]) -> list[str]:
             for domain in wave["domains"]:
                 where = f" ({domain['rack']})" if domain.get("rack") else ""
                 kept = [name for name in domain["hosts"] if name not in domain["changing"]]
-                parts.append(f"NVLink domain {domain['name']}{where}: change {_shown(domain['changing'])}"
+                parts.append(f"NVLink domain {domain['name']}{where}: change {_changed(domain['changing'], change_of)}"
                              + (f"; drain and verify with them {_shown(kept)}" if kept else ""))
             lines.append(f"{label}: " + "; ".join(parts))
         else:
-            lines.append(f"{label}: host(s) in no NVLink domain: {_shown(wave['hosts'])}")
+            lines.append(f"{label}: host(s) in no NVLink domain: {_changed(wave['hosts'], change_of)}")
     return lines

@@ -157,9 +157,13 @@ def test_change_in_check_mode_one_domain_at_a_time():
     assert reboots == [["drv-imex"], ["drv-fresh"], ["drv-upgrade"]]
     output = " ".join(completed.stdout.split())
     assert "wave 1 (canary): NVLink domain" in output
-    assert "change drv-imex; drain and verify with them drv-present" in output
-    assert "wave 2: host(s) in no NVLink domain: drv-fresh" in output
-    assert "wave 3: host(s) in no NVLink domain: drv-upgrade" in output
+    # each changing host with what changes on it: the driver loaded now (drv-fresh has none) and the branch wanted
+    assert re.search(r"change drv-imex \(driver \d+\.\d+\.\d+ -> branch 580\); drain and verify with them "
+                     r"drv-present", output), output[-3000:]
+    assert re.search(r"wave 2: host\(s\) in no NVLink domain: drv-fresh \(driver (none loaded|570\.\d+\.\d+) -> "
+                     r"branch 570\)", output), output[-3000:]
+    assert re.search(r"wave 3: host\(s\) in no NVLink domain: drv-upgrade \(driver 570\.\d+\.\d+ -> branch 580\)",
+                     output), output[-3000:]
     for name in HOSTS:
         assert f"Kubernetes node {name} would be cordoned and drained" in output
         assert f"Kubernetes node {name} would be uncordoned once its wave passes verification" in output

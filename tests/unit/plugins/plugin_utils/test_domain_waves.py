@@ -109,6 +109,35 @@ def test_a_member_that_needs_no_change_is_drained_and_verified_with_its_domain(r
     assert waves[0]["summary"].endswith("change a-tray-1; drain and verify with them a-tray-2")
 
 
+def test_the_plan_says_what_changes_on_each_host_grouped_by_change(recorded):
+    """Check mode prints the plan: which hosts change, and from what to what (issue 42 item 1)."""
+    hostvars = site(recorded)
+    names = list(hostvars)
+    changes = {"a-tray-1": "driver 570.124.06 -> branch 580", "a-tray-2": "driver 570.124.06 -> branch 580",
+               "b-tray-1": "driver 570.124.06 -> branch 580", "b-tray-2": "driver none loaded  ->\n branch 580",
+               "hgx-1": "driver 535.1 -> 580.95.05"}
+    waves = plan_waves(hostvars, names, names, names, changes=changes)
+    assert waves[0]["summary"].endswith(
+        "(rack 1000000000001): change b-tray-1 (driver 570.124.06 -> branch 580); "
+        "b-tray-2 (driver none loaded -> branch 580)")
+    assert waves[1]["summary"].endswith(": change a-tray-1, a-tray-2 (driver 570.124.06 -> branch 580)")
+    assert waves[2]["summary"] == "wave 3: host(s) in no NVLink domain: hgx-1 (driver 535.1 -> 580.95.05)"
+    assert waves[3]["summary"] == "wave 4: host(s) in no NVLink domain: hgx-2"
+    kept = plan_waves(hostvars, ["a-tray-1"], names, names, changes=changes)
+    assert kept[0]["summary"].endswith(
+        "change a-tray-1 (driver 570.124.06 -> branch 580); drain and verify with them a-tray-2")
+    assert [wave["summary"] for wave in plan_waves(hostvars, names, names, names, changes={"x": "y" * 500})] == [
+        wave["summary"] for wave in plan_waves(hostvars, names, names, names)]
+
+
+@pytest.mark.parametrize("changes", ["driver", ["a-tray-1"], {"a-tray-1": 580}, {"a-tray-1": None}])
+def test_changes_that_are_not_text_by_host_are_refused(recorded, changes):
+    hostvars = site(recorded)
+    names = list(hostvars)
+    with pytest.raises(ArgumentError, match=r"^changes must "):
+        plan_waves(hostvars, names, names, names, changes=changes)
+
+
 def test_nothing_to_change_is_no_wave(recorded):
     hostvars = site(recorded)
     assert plan_waves(hostvars, [], list(hostvars), list(hostvars)) == []
@@ -230,3 +259,10 @@ def test_any_input_order_gives_the_same_plan_and_a_domain_is_never_split(recorde
         assert wave["domains"] or len(wave["hosts"]) <= serial
     domain_waves = [wave for wave in waves if wave["domains"]]
     assert [wave["canary"] for wave in waves] == [index == 0 and bool(domain_waves) for index in range(len(waves))]
+    # what changes on each host only adds words to the summaries, never changes the plan
+    changes = data.draw(st.dictionaries(st.sampled_from(names), st.text(max_size=200)))
+    described = plan_waves(hostvars, changing, names, names, at_a_time, serial, changes=changes)
+    assert [{key: value for key, value in wave.items() if key != "summary"} for wave in described] == [
+        {key: value for key, value in wave.items() if key != "summary"} for wave in waves]
+    for wave in described:
+        assert "\n" not in wave["summary"] and all(name in wave["summary"] for name in wave["changing"])
