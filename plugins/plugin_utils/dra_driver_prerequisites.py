@@ -30,6 +30,8 @@ from ansible_collections.gpufabric.cluster.plugins.plugin_utils.imex_socket impo
 from ansible_collections.gpufabric.cluster.plugins.plugin_utils.versions import at_least
 
 CLIQUE_LABEL = "nvidia.com/gpu.clique"
+# What gpufabric.cluster.nvidia_driver publishes about the driver it installs in this run (action, branch, version).
+PLAN_VARIABLE = "nvidia_driver_plan"
 # The role's settings the prerequisites are judged with (dra_driver_<name>); their defaults are the role's argument
 # spec's.
 SETTINGS = ("min_kubernetes_version", "compute_domains", "chart_version")
@@ -67,10 +69,38 @@ def _kubernetes(cluster: Mapping, settings: Mapping) -> dict:
                                     f"but serves DRA through the feature gates ({', '.join(served)})")
 
 
-def _driver(facts: Mapping[str, Mapping], operator: Mapping, settings: Mapping) -> dict:
+def _planned(hostvars: Mapping, host: str) -> str | None:
+    """The driver ``gpufabric.cluster.nvidia_driver`` installs on ``host`` in this run (its published
+    ``nvidia_driver_plan``): the pinned version, else the branch; None when it installs nothing there."""
+    plan = (hostvars.get(host) or {}).get(PLAN_VARIABLE)
+    if not isinstance(plan, Mapping) or plan.get("action") != "install":
+        return None
+    version = str(plan.get("version") or plan.get("branch") or "").strip()
+    return version or None
+
+
+def _planned_problem(where: str, planned: str, minimum: str) -> str | None:
+    """A pinned version is judged as a loaded one; a branch alone passes only when it is newer than the minimum's
+    branch (the repository may serve any version of it)."""
+    if "." in planned:
+        return None if at_least(planned, minimum) else \
+            f"{where}: driver {planned} is older than {minimum} (dra_driver_min_driver_version)"
+    if planned.isdigit() and int(planned) > int(minimum.split(".")[0] or 0):
+        return None
+    return (f"{where}: branch {planned} may install a driver older than {minimum} (dra_driver_min_driver_version): "
+            "pin nvidia_driver_package_version, or choose a newer nvidia_driver_branch")
+
+
+def _driver(facts: Mapping[str, Mapping], operator: Mapping, settings: Mapping,
+            planned: Mapping[str, str] | None = None) -> dict:
     minimum = settings["min_driver_version"]
     problems = []
     for host, item in sorted(facts.items()):
+        if host in (planned or {}):
+            problem = _planned_problem(f"host {host} (the driver nvidia_driver installs in this run)", planned[host],
+                                       minimum)
+            problems += [problem] if problem else []
+            continue
         gpu = item.get("gpu") or {}
         version = gpu.get("driver_version") if gpu.get("driver_loaded") else None
         where = f"host {host}"
@@ -229,7 +259,13 @@ def dra_driver_prerequisites(hostvars: Mapping, hosts: t.Sequence[str], cluster:
     source = dra_driver_chart.clique_label_source(cluster.get("gpu_operator") or {}, chosen["chart_version"],
                                                   "dra_driver_chart_version")
     facts = host_facts(hostvars, hosts, "dra_driver_hosts")
-    checks = [_kubernetes(cluster, chosen), _driver(facts, operator, chosen)]
+    try:
+        check_mode = arguments.boolean("cluster.check_mode", cluster.get("check_mode", False))
+    except arguments.ArgumentError as exc:
+        raise ClusterRoleError(str(exc)) from None
+    # In check mode nothing was installed for the facts to show: judge the driver this run would install.
+    planned = {host: version for host in facts if (version := _planned(hostvars, host))} if check_mode else {}
+    checks = [_kubernetes(cluster, chosen), _driver(facts, operator, chosen, planned)]
     if chosen["compute_domains"]:
         checks += [_imex(facts, chosen), _cliques(hostvars, facts, cluster, chosen, source)]
     problems = [check["message"] for check in checks if check["status"] == "fail"]

@@ -76,6 +76,46 @@ def test_node_name_variable_and_operator_driver():
     assert "no Kubernetes node t1" in failed(run(facts, cluster))["cliques"]
 
 
+@pytest.mark.parametrize(("plan", "problem"), [
+    ({"action": "install", "branch": "580", "version": ""}, None),
+    ({"action": "install", "branch": "570", "version": "570.195.03"}, None),
+    ({"action": "install", "branch": "570", "version": "570.124.06"},
+     "host t1 (the driver nvidia_driver installs in this run): driver 570.124.06 is older than 570.158.01 "
+     "(dra_driver_min_driver_version)"),
+    ({"action": "install", "branch": "570", "version": ""},
+     "host t1 (the driver nvidia_driver installs in this run): branch 570 may install a driver older than 570.158.01 "
+     "(dra_driver_min_driver_version): pin nvidia_driver_package_version, or choose a newer nvidia_driver_branch"),
+    ({"action": "install", "branch": "latest", "version": ""}, "branch latest may install a driver older than"),
+])
+def test_check_mode_judges_the_driver_this_run_installs(plan, problem):
+    """Issue 45 item 2: `--check` of a site run on hosts whose driver is installed or upgraded in that run judges the
+    cluster roles against that driver, not the one the facts show from before the run (none, or an older one)."""
+    facts = copy.deepcopy(TRAY)
+    facts["gpu"].update(driver_loaded=False, driver_version=None)
+    checked = run(facts, CLUSTER | {"check_mode": True}, hostvars_extra={"nvidia_driver_plan": plan})
+    if problem is None:
+        assert checked["ok"], checked["problems"]
+    else:
+        assert problem in failed(checked)["driver"]
+    # without check mode the facts are the truth: no driver loaded
+    assert failed(run(facts, CLUSTER, hostvars_extra={"nvidia_driver_plan": plan}))["driver"] == (
+        "host t1 has no NVIDIA driver loaded and the GPU Operator does not install one")
+
+
+@pytest.mark.parametrize("plan", [{"action": "present", "branch": "580", "version": ""}, None, "install", []])
+def test_check_mode_reads_the_facts_where_no_driver_is_installed_in_this_run(plan):
+    facts = copy.deepcopy(TRAY)
+    facts["gpu"]["driver_version"] = "565.57.01"
+    checked = run(facts, CLUSTER | {"check_mode": "true"}, hostvars_extra={"nvidia_driver_plan": plan})
+    assert failed(checked)["driver"] == ("host t1: driver 565.57.01 is older than 570.158.01 "
+                                         "(dra_driver_min_driver_version)")
+
+
+def test_check_mode_must_be_a_boolean():
+    with pytest.raises(AnsibleFilterError, match=r"cluster\.check_mode"):
+        run(cluster=CLUSTER | {"check_mode": "perhaps"})
+
+
 def test_without_compute_domains_imex_and_cliques_are_not_checked():
     facts = copy.deepcopy(TRAY)
     facts["imex"]["service"]["masked"] = False
