@@ -137,6 +137,32 @@ def test_imex_is_judged_only_where_the_mode_runs_it_on_the_host(recorded):
     assert host_managed["domains"][0]["problems"][0].startswith(f"tray-1 (rack {RACK}, slot 10): IMEX: ")
 
 
+def test_a_member_left_on_another_nvidia_imex_version_fails_the_domain(recorded):
+    """One nvidia-imex version for the whole domain: peers of another version are !V! (communication disabled,
+    ../shared/reference/imex/nvidia-imex-ctl-N.sample.txt), in any IMEX mode."""
+    loaded = recorded["gb200_tray"]["gpu"]["driver_version"]
+    old, new = answer(recorded, 10), answer(recorded, 11)
+    for item, version in ((old, "570.124.06-1"), (new, f"{loaded}-1")):
+        item["imex"].update(installed=True, version=version)
+    verdict = verify_wave(WAVE, {"tray-1": old, "tray-2": new}, wanted(loaded.split(".")[0]), "dra")
+    assert not verdict["passed"] and verdict["failed_hosts"] == ["tray-1", "tray-2"]
+    [problem] = verdict["domains"][0]["problems"]
+    assert problem.startswith("members run different nvidia-imex versions: ")
+    assert f"tray-1 (rack {RACK}, slot 10)" in problem and "570.124.06" in problem and loaded in problem
+    assert problem.endswith("(peers of another version are !V!, communication disabled)")
+
+
+def test_a_member_in_another_chassis_is_named_with_its_own_rack(recorded):
+    """A tray whose GPUs name another chassis is named with that rack, so the operator finds the tray."""
+    other = answer(recorded, 10, "570.124.06")
+    other["gpu"]["platform"]["chassis_serials"] = ["1823124190999"] * len(other["gpu"]["platform"]["chassis_serials"])
+    answers = {"tray-1": other, "tray-2": answer(recorded, 11, "580.95.05")}
+    verdict = verify_wave(WAVE, answers, wanted("580"), "dra")
+    problems = " ".join(verdict["domains"][0]["problems"])
+    assert "tray-1 (rack 1823124190999, slot 10)" in problems and f"tray-2 (rack {RACK}, slot 11)" in problems
+    assert verdict["failed_hosts"] == ["tray-1", "tray-2"]
+
+
 def test_hosts_in_no_domain_are_judged_one_by_one(recorded):
     wave = {"number": 3, "canary": False, "domains": [], "hosts": ["hgx-1", "hgx-2"], "changing": ["hgx-1", "hgx-2"]}
     loaded = recorded["hgx_h100"]["gpu"]["driver_version"]
