@@ -76,13 +76,13 @@ test: ## every test tier
 	  else $(MAKE) --no-print-directory -j "$$(echo $$tiers | wc -w)" --output-sync=target $$tiers; fi; done
 	@echo "all test tiers passed: $(subst +, ,$(TEST_TIERS))"
 
-lint: test-venv collection build ## ruff, yamllint, ansible-lint (production), docs-lint, galaxy-importer, install + ansible-doc of the tarball
+lint: test-venv collection build ## ruff, yamllint, ansible-lint (production), docs-lint, galaxy-importer, install + ansible-doc of the tarball, the docs site
 	$(BIN)/ruff check plugins tests tools bench
 	$(BIN)/yamllint -s .
 	@# ANSIBLE_HOME: ansible-lint's cache is then .build, whose collections/ link is this checkout, so no copy of the
 	@# collection installed under ~/.ansible by another checkout or an older run can shadow it
 	ANSIBLE_HOME=$(BUILD) ANSIBLE_LIBRARY=$(ROOT)/tests/molecule/library ANSIBLE_MODULE_UTILS=$(ROOT)/tests/fixtures $(BIN)/ansible-lint --offline  # the scenarios' TEST FIXTURE modules
-	$(MAKE) --no-print-directory docs-lint importer install-check
+	$(MAKE) --no-print-directory docs-lint importer install-check docs
 
 # antsibull-docs reads the collection where .build/collections lays it out as ansible_collections/gpufabric/cluster;
 # it renders every module's, filter's, callback's and role's docs as the docs site would and checks the markup and
