@@ -16,7 +16,10 @@ only when every member does and the members agree:
   uncorrectable ECC error, a recovery action asking for a reset or a reboot);
 - one driver version and one nvidia-imex version on all members (:func:`.nvlink_domain.version_problems`);
 - where the IMEX mode runs nvidia-imex on the host, each member's IMEX domain is UP with every node connected
-  (:func:`.preflight.check_imex_host`).
+  (:func:`.preflight.check_imex_host`), and its nvidia-imex is of the loaded driver's version: nvidia-imex is a
+  user-space component of the driver, and the kernel module refuses a client of another version (NVRM "API
+  mismatch: ... make sure that this kernel module and all NVIDIA driver components have the same version"; NVIDIA's
+  driver container installs ``nvidia-imex-<branch>=<driver version>``, NVIDIA/gpu-driver-container pull 149).
 
 A host in no domain is judged alone, on the same terms.  Each problem names the member with its rack and slot.
 """
@@ -29,6 +32,7 @@ from collections.abc import Mapping
 from ansible_collections.gpufabric.cluster.plugins.plugin_utils import arguments
 from ansible_collections.gpufabric.cluster.plugins.plugin_utils.fabric_health import check_fabric_health
 from ansible_collections.gpufabric.cluster.plugins.plugin_utils.nvlink_domain import (
+    imex_version,
     place_text,
     tray_place,
     version_problems,
@@ -91,6 +95,11 @@ def member_problems(name: str, answer: t.Any, wanted: Mapping, imex_mode: str, s
             problems.append(f"{label}: IMEX: {imex['message']}")
         elif imex["status"] == "warn":
             notes.append(f"{label}: IMEX: {imex['message']}")
+        daemon = imex_version({"imex": _map(_map(answer).get("imex"))})
+        if daemon and version and daemon != version:
+            problems.append(f"{label}: nvidia-imex {daemon} runs over driver {version}: nvidia-imex is a user-space "
+                            "component of the driver and must be of its version (the kernel module refuses a client "
+                            "of another one)")
     return problems, notes
 
 

@@ -33,11 +33,15 @@ CASES = {
     "nvidia 630": {"nvidia_imex_driver_branch": "630"},
     "named 630": {"nvidia_imex_driver_branch": "630", "nvidia_imex_package": "nvidia-imex-630"},
     "ubuntu 590": {"nvidia_imex_driver_branch": "590", "nvidia_imex_package_source": "ubuntu"},
+    # nvidia_driver's wave runs tasks_from upgrade with the branch it installs
+    "upgrade 580": {"nvidia_imex_driver_branch": "580", "tasks_from": "upgrade"},
+    "upgrade 550": {"nvidia_imex_driver_branch": "550", "tasks_from": "upgrade"},
 }
 
 
 def case_play(name: str, settings: dict, first: bool) -> dict:
-    role = {"name": "gpufabric.cluster.nvidia_imex"}
+    settings = dict(settings)
+    role = {"name": "gpufabric.cluster.nvidia_imex", "tasks_from": settings.pop("tasks_from", "main")}
     refusal = {"name": f"Refused in case {name}",
                "ansible.builtin.debug": {"msg": f"REFUSED {name}: {{{{ ansible_failed_result.msg | default('') }}}}"}}
     return {"name": f"CASE {name}", "hosts": "localhost", "gather_facts": first, "vars": settings,
@@ -103,3 +107,17 @@ def test_ubuntus_archive_is_refused_on_a_host_that_is_not_ubuntu(outputs):
     assert ("REFUSED ubuntu 590: host localhost: nvidia_imex_package_source is ubuntu (Ubuntu's own archive) but this "
             "host runs") in output, output[-2000:]
     assert "TASK [gpufabric.cluster.nvidia_imex : Install" not in output
+
+
+def test_the_driver_changes_upgrade_installs_the_new_branchs_package_and_nothing_else(outputs):
+    """nvidia_driver's wave (host IMEX modes) installs the nvidia-imex of the driver it installs, before the reboot:
+    the package of the new branch, and neither the repository, the configuration nor the service."""
+    output = outputs["upgrade 580"]
+    assert "TASK [gpufabric.cluster.nvidia_imex : Install the nvidia-imex of the new driver, nvidia-imex]" in output, (
+        output[-2000:])
+    assert "No package matching 'nvidia-imex' is available" in output, output[-2000:]
+    for other in ("Configure the package repository", "Render", "Enable and start", "Check that this host is in"):
+        assert f"TASK [gpufabric.cluster.nvidia_imex : {other}" not in output, other
+    refused = outputs["upgrade 550"]
+    assert ("REFUSED upgrade 550: host localhost: no known nvidia-imex package for driver branch 550") in refused
+    assert "TASK [gpufabric.cluster.nvidia_imex : Install" not in refused

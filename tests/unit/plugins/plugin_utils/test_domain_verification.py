@@ -152,6 +152,29 @@ def test_a_member_left_on_another_nvidia_imex_version_fails_the_domain(recorded)
     assert problem.endswith("(peers of another version are !V!, communication disabled)")
 
 
+def test_where_the_host_runs_imex_its_version_must_be_the_loaded_drivers(recorded):
+    """A tray rebooted into driver 580 with the nvidia-imex of 570 left installed: the old daemon cannot serve over the
+    new kernel module (NVRM API mismatch), so in the host IMEX modes the domain fails, naming the tray and both
+    versions; where the DRA driver runs IMEX the host package is not in use and is not judged."""
+    new = "580.95.05"
+    answers = {}
+    for name, slot, daemon in (("tray-1", 10, "570.172.08-1"), ("tray-2", 11, f"{new}-1")):
+        item = answer(recorded, slot, new)
+        item["imex"].update(installed=True, version=daemon)
+        answers[name] = item
+    host = verify_wave(WAVE, answers, wanted("580"), "host")
+    mismatch = [problem for problem in host["domains"][0]["problems"] if "runs over driver" in problem]
+    assert mismatch == [f"tray-1 (rack {RACK}, slot 10): nvidia-imex 570.172.08 runs over driver {new}: nvidia-imex "
+                        "is a user-space component of the driver and must be of its version (the kernel module "
+                        "refuses a client of another one)"]
+    assert not host["passed"]
+    assert not [problem for problem in verify_wave(WAVE, answers, wanted("580"), "dra")["domains"][0]["problems"]
+                if "runs over driver" in problem]
+    answers["tray-1"]["imex"].update(version=f"{new}-1")
+    assert not [problem for problem in verify_wave(WAVE, answers, wanted("580"), "host")["domains"][0]["problems"]
+                if "runs over driver" in problem]
+
+
 def test_a_member_in_another_chassis_is_named_with_its_own_rack(recorded):
     """A tray whose GPUs name another chassis is named with that rack, so the operator finds the tray."""
     other = answer(recorded, 10, "570.124.06")
