@@ -65,7 +65,7 @@ def _log(busbw: float) -> str:
              f"{rank % 4:2d} [0008:01:00] NVIDIA GB300" for rank in range(8)]
     lines += [f"{size:12d} {size // 4:13d}     float     sum      -1   9000.0  {busbw / 1.75:.2f}  {busbw:.2f}  0"
               f"   9001.0  {busbw / 1.75:.2f}  {busbw:.2f}  0" for size in (GIB, 2 * GIB)]
-    return "\n".join(lines + ["# Out of bounds values : 0 OK", f"# Avg bus bandwidth    : {busbw:.2f}"]) + "\n"
+    return "\n".join([*lines, "# Out of bounds values : 0 OK", f"# Avg bus bandwidth    : {busbw:.2f}"]) + "\n"
 
 
 def _verdict(product: str, busbw: float) -> dict:
