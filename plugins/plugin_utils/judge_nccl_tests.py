@@ -24,12 +24,43 @@ from ansible_collections.gpufabric.cluster.plugins.plugin_utils import arguments
 GIB = 1024 ** 3
 DEFAULT_MIN_SIZE_BYTES = GIB
 
-# all_reduce busbw floors within one multi-node NVLink domain (shape ``nvlink``), by GPU model, in GB/s.
-# Calibration: a full GB200 NVL72 all_reduce reaches about 835-847 GB/s busbw at 4-8 GiB (average about 745 over
-# 0.5-8 GiB), and production acceptance floors of about 600 GB/s are used (public GB200 NVL72 all_reduce results
-# cited in gpufabric.cluster issue 19).  The floor, not the peak, is the threshold.  busbw is normalised for the
-# rank count (nccl-tests doc/PERFORMANCE.md: busbw = algbw * 2 (n-1) / n), so one floor holds for any clique size.
-NVLINK_FLOORS_GBPS = {"GB200": 600.0}
+# all_reduce busbw floors within one NVLink domain (shape ``nvlink``), by GPU model, in GB/s: the ranks of the run
+# all in one NVLink domain, the NVL72 rack of GB200 and GB300 trays (multi-node NVLink), or the eight GPUs of one HGX
+# baseboard behind its NVSwitches (one node). busbw is normalised for the rank count (nccl-tests doc/PERFORMANCE.md:
+# busbw = algbw * 2 (n-1) / n), so one floor holds for any number of ranks of the domain. The floor, not the peak, is
+# the threshold: a healthy domain passes it with room; a degraded one (a link down, NVLink SHARP off, a GPU off the
+# switch) falls below it. Each row: the family, the pattern its NVML product name (or GPU Feature Discovery's
+# ``nvidia.com/gpu.product`` label, the same name with hyphens) matches, a pattern it must not match, the floor, and
+# where the figure comes from. A model no row matches has no floor: the judge asks for threshold_gbps, never guesses.
+#
+# GB300: NVIDIA aicr issue 2640 (https://github.com/NVIDIA/aicr/issues/2640) and pull request 2782 (its GB300 NCCL
+#   profile) floor GB300 NVL72 NVLS all_reduce busbw at 700 GB/s; measured 841.17 GB/s on two trays (8 GPUs, 16 GiB,
+#   https://github.com/NVIDIA/aicr/issues/1256, comment of 2026-08-25) and 895.08 GB/s on bare metal (the baseline of
+#   aicr's generic GB300 recipe, https://github.com/NVIDIA/aicr/issues/2787). 700 is that public floor, 83 % of 841.
+# GB200: a full GB200 NVL72 all_reduce reaches about 835-847 GB/s busbw at 4-8 GiB (average about 745 over 0.5-8 GiB,
+#   https://github.com/coreweave/nccl-tests/pull/43), and production acceptance floors of about 600 GB/s are used
+#   (public GB200 NVL72 all_reduce results cited in gpufabric.cluster issue 19). 600 is 71 % of the 840 peak.
+# H100, H200 (HGX, eight SXM GPUs on NVLink 4 and third-generation NVSwitch, one node): "On 8 GPUs, you should reach
+#   a peak busBw of ~480GB/s" with NVLink SHARP (NCCL's maintainer, https://github.com/NVIDIA/nccl-tests/issues/212);
+#   an 8x H200 node measured 475 GB/s (https://github.com/NVIDIA/nccl-tests/issues/272). The floor is GB200's ratio
+#   of floor to peak, 600/840 of 480, rounded down: 340 GB/s. It is below the ~370 GB/s of the ring algorithm without
+#   NVLink SHARP (issue 212), so a node that runs without NVLS still passes; the transport lines of the log say which.
+#   The PCIe cards (``H100 PCIe``; ``H100 NVL`` and ``H200 NVL``, PCIe cards paired by NVLink bridges) have no
+#   NVSwitch: their all_reduce over eight GPUs crosses PCIe, so they get no HGX floor.
+# B200: no point. The public 8x B200 all_reduce figures found are a user's question without its output ("830+",
+#   https://github.com/NVIDIA/nccl/issues/1807) and a two-node run bound by its network
+#   (https://github.com/NVIDIA/nccl-tests/issues/389); neither is a calibration point. Give threshold_gbps.
+NVLINK_FLOORS: tuple[tuple[str, str, str | None, float, str], ...] = (
+    ("GB300", r"\bGB300\b", None, 700.0,
+     "GB300 NVL72 NVLink domain all_reduce floor 700 GB/s (NVIDIA aicr issue 2640; measured 841-895 GB/s)"),
+    ("GB200", r"\bGB200\b", None, 600.0,
+     "GB200 NVLink domain all_reduce floor 600 GB/s (NVL72 peak about 835-847 GB/s)"),
+    ("H200", r"\bH200\b", r"\b(PCIe|NVL)\b", 340.0,
+     "HGX H200 8-GPU NVLink all_reduce floor 340 GB/s (475 GB/s measured, nccl-tests issue 272)"),
+    ("H100", r"\bH100\b", r"\b(PCIe|NVL)\b", 340.0,
+     "HGX H100 8-GPU NVLink all_reduce floor 340 GB/s (peak about 480 GB/s with NVLink SHARP, nccl-tests issue 212)"),
+)
+NVLINK_FLOORS_GBPS = {family: floor for family, _pattern, _exclude, floor, _source in NVLINK_FLOORS}
 
 # all_reduce busbw per NIC over the RDMA rails (shape ``rdma``), by NIC rate in Gb/s, in GB/s.
 # Calibration: InfiniBand NDR 400G gives about 46-48 GB/s busbw per NIC; about 24 GB/s per 200G (HDR) NIC (public
@@ -62,29 +93,39 @@ class NcclTestsJudgeError(ValueError):
     """Input the ``judge_nccl_tests`` filter cannot judge; the message says what is wrong."""
 
 
-def _gpu_family(model: str) -> str | None:
-    for family in NVLINK_FLOORS_GBPS:
-        if re.search(rf"\b{re.escape(family)}\b", model, re.IGNORECASE):
-            return family
-    return None
+def _gpu_family(model: str) -> tuple[str, float, str] | None:
+    """The calibration row (family, floor, source) whose pattern ``model`` matches, or ``None``.
+
+    A name that two families match (``'GB200 GB300'``) is no one model's name: an error, never the first one.
+    """
+    matched = [(family, floor, source) for family, pattern, exclude, floor, source in NVLINK_FLOORS
+               if re.search(pattern, model, re.IGNORECASE)
+               and not (exclude and re.search(exclude, model, re.IGNORECASE))]
+    if len(matched) > 1:
+        raise NcclTestsJudgeError(f"facts.gpu_model {model!r} names more than one GPU model "
+                                  f"({', '.join(family for family, _floor, _source in matched)}); give one model's "
+                                  "name or threshold_gbps")
+    return matched[0] if matched else None
 
 
 def derive_threshold(facts: Mapping) -> tuple[float, str]:
     """The busbw threshold (GB/s) and how it was derived, from ``facts``.
 
-    ``facts``: ``shape`` ``nvlink`` with ``gpu_model`` (``'NVIDIA GB200'``); or ``shape`` ``rdma`` with
+    ``facts``: ``shape`` ``nvlink`` with ``gpu_model`` (``'NVIDIA GB200'``, ``'NVIDIA H100 80GB HBM3'``: all ranks in
+    one NVLink domain, see :data:`NVLINK_FLOORS`); or ``shape`` ``rdma`` with
     ``nic_rate_gbps`` (400, 200) and ``nics`` (NICs per node used by the run).  Raises
     :class:`NcclTestsJudgeError` when no calibration point covers them: give ``threshold_gbps`` then.
     """
     shape = arguments.text("facts.shape", facts.get("shape"))
     if shape == "nvlink":
         model = arguments.text("facts.gpu_model", facts.get("gpu_model"))
-        family = _gpu_family(model)
-        if family is None:
+        matched = _gpu_family(model)
+        if matched is None:
             raise NcclTestsJudgeError(f"no public all_reduce calibration for GPU model {model!r} over NVLink "
-                                      f"(known: {', '.join(NVLINK_FLOORS_GBPS)}); give threshold_gbps")
-        floor = NVLINK_FLOORS_GBPS[family]
-        return floor, f"{family} NVLink domain all_reduce floor {floor:g} GB/s (NVL72 peak about 835-847 GB/s)"
+                                      f"(known: {', '.join(NVLINK_FLOORS_GBPS)}; HGX SXM only, not PCIe or NVL "
+                                      "cards); give threshold_gbps")
+        _family, floor, source = matched
+        return floor, source
     if shape == "rdma":
         rate = arguments.positive("facts.nic_rate_gbps", facts.get("nic_rate_gbps"))
         nics = arguments.positive("facts.nics", facts.get("nics"))

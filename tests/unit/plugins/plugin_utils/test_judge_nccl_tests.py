@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 from ansible_collections.gpufabric.cluster.plugins.filter.judge_nccl_tests import judge_nccl_tests
 from ansible_collections.gpufabric.cluster.plugins.filter.parse_nccl_tests import parse_nccl_tests
+from ansible_collections.gpufabric.cluster.plugins.plugin_utils.judge_nccl_tests import NVLINK_FLOORS_GBPS
 
 DATA = os.path.join(os.path.dirname(__file__), "data")
 GIB = 1024 ** 3
@@ -165,6 +166,70 @@ def test_derived_thresholds(facts, threshold):
     assert verdict["threshold_gbps"] == threshold
 
 
+# Issue 43 item 4: each GPU model gets its own NVLink floor, by the name NVML reports (the hosts' facts) or GPU
+# Feature Discovery's nvidia.com/gpu.product label (the same with hyphens: what validate_nccl's placement reads).
+@pytest.mark.parametrize(("model", "floor", "source"), [
+    ("NVIDIA GB300", 700.0, "GB300 NVL72 NVLink domain all_reduce floor 700 GB/s (NVIDIA aicr issue 2640"),
+    ("NVIDIA-GB300", 700.0, "GB300 NVL72 NVLink domain all_reduce floor 700 GB/s (NVIDIA aicr issue 2640"),
+    ("NVIDIA GB200", 600.0, "GB200 NVLink domain all_reduce floor 600 GB/s (NVL72 peak about 835-847 GB/s)"),
+    ("NVIDIA-GB200", 600.0, "GB200 NVLink domain all_reduce floor 600 GB/s (NVL72 peak about 835-847 GB/s)"),
+    ("NVIDIA H100 80GB HBM3", 340.0, "HGX H100 8-GPU NVLink all_reduce floor 340 GB/s (peak about 480 GB/s"),
+    ("NVIDIA-H100-80GB-HBM3", 340.0, "HGX H100 8-GPU NVLink all_reduce floor 340 GB/s (peak about 480 GB/s"),
+    ("NVIDIA H100 SXM5 80GB", 340.0, "HGX H100 8-GPU NVLink all_reduce floor 340 GB/s"),
+    ("NVIDIA H200", 340.0, "HGX H200 8-GPU NVLink all_reduce floor 340 GB/s (475 GB/s measured, nccl-tests issue 272)"),
+    ("NVIDIA-H200", 340.0, "HGX H200 8-GPU NVLink all_reduce floor 340 GB/s"),
+])
+def test_each_model_gets_its_own_nvlink_floor_and_says_where_it_comes_from(model, floor, source):
+    verdict = judge_nccl_tests(parse_nccl_tests(_synthetic_run()), facts={"shape": "nvlink", "gpu_model": model})
+    assert verdict["threshold_gbps"] == floor
+    assert verdict["threshold_source"].startswith(source)
+
+
+def test_a_gb300_run_below_its_floor_fails_where_the_gb200_floor_would_pass_it():
+    parsed = parse_nccl_tests(_synthetic_run(busbw=650.0))
+    gb300 = judge_nccl_tests(parsed, facts={"shape": "nvlink", "gpu_model": "NVIDIA GB300"}, ranks=8)
+    assert gb300["failures"] == ["peak busbw 650 GB/s (at 8589934592 B) below the threshold 700 GB/s"]
+    assert judge_nccl_tests(parsed, facts=GB200, ranks=8)["passed"] is True
+
+
+# An H100 PCIe has no NVSwitch, and the H100 NVL and H200 NVL are PCIe cards paired by NVLink bridges: eight of them
+# all_reduce over PCIe, far below an HGX baseboard, so they never get the HGX floor. B200 has no public calibration
+# point; the other models none at all. Each asks for threshold_gbps.
+@pytest.mark.parametrize("model", ["NVIDIA H100 PCIe", "NVIDIA-H100-PCIe", "NVIDIA H100 NVL", "NVIDIA-H100-NVL",
+                                   "NVIDIA H200 NVL", "NVIDIA B200", "NVIDIA-B200", "NVIDIA GH200 480GB", "NVIDIA H800",
+                                   "NVIDIA A100-SXM4-80GB", "NVIDIA B300 SXM6 AC", "NVIDIA GB20", "NVIDIA GB2000"])
+def test_a_model_without_a_calibration_point_asks_for_the_threshold(model):
+    with pytest.raises(AnsibleFilterError, match=r"^judge_nccl_tests: no public all_reduce calibration for GPU model "
+                                                  r".*; give threshold_gbps$"):
+        judge_nccl_tests(parse_nccl_tests(_synthetic_run()), facts={"shape": "nvlink", "gpu_model": model})
+
+
+def test_a_name_of_two_models_is_no_one_models_floor():
+    with pytest.raises(AnsibleFilterError, match=r"names more than one GPU model \(GB300, GB200\); give one model's "
+                                                  r"name or threshold_gbps$"):
+        judge_nccl_tests(parse_nccl_tests(_synthetic_run()), facts={"shape": "nvlink", "gpu_model": "GB200 or GB300"})
+
+
+MODEL_WORDS = st.sampled_from(["NVIDIA", "GB300", "GB200", "H100", "H200", "B200", "GH200", "PCIe", "NVL", "NVL72",
+                               "80GB", "HBM3", "SXM5", "-", " ", "x", "gb300", "h100"])
+
+
+@settings(deadline=None)
+@given(model=st.lists(MODEL_WORDS | st.text(max_size=6), max_size=6).map("".join))
+def test_any_model_name_gives_a_floor_of_the_table_or_the_clear_error(model):
+    try:
+        verdict = judge_nccl_tests(parse_nccl_tests(_synthetic_run()), facts={"shape": "nvlink", "gpu_model": model})
+    except AnsibleFilterError as exc:
+        assert str(exc).startswith("judge_nccl_tests: ")
+        assert str(exc).endswith("give threshold_gbps") or "names more than one GPU model" in str(exc) \
+            or "facts.gpu_model must not be empty" in str(exc), str(exc)
+        return
+    family = next(family for family in NVLINK_FLOORS_GBPS if verdict["threshold_source"].startswith(
+        (f"{family} ", f"HGX {family} ")))
+    assert family.lower() in model.lower()
+    assert verdict["threshold_gbps"] == NVLINK_FLOORS_GBPS[family]
+
+
 @pytest.mark.parametrize(("kwargs", "message"), [
     ({}, "give threshold_gbps or facts to derive it from"),
     ({"threshold_gbps": "600"}, "threshold_gbps must be a number"),
@@ -174,7 +239,7 @@ def test_derived_thresholds(facts, threshold):
     ({"threshold_gbps": 1, "ranks": 2.5}, "ranks must be a whole number"),
     ({"threshold_gbps": 1, "log": 7}, "log must be a string"),
     ({"facts": "GB200"}, "facts must be a mapping"),
-    ({"facts": {"shape": "nvlink", "gpu_model": "NVIDIA H100 80GB HBM3"}}, "no public all_reduce calibration"),
+    ({"facts": {"shape": "nvlink", "gpu_model": "NVIDIA B200"}}, "no public all_reduce calibration"),
     ({"facts": {"shape": "rdma", "nic_rate_gbps": 800, "nics": 8}}, "no public all_reduce calibration for 800 Gb/s"),
     ({"facts": {"shape": "rdma", "nic_rate_gbps": 400, "nics": 1.5}}, "facts.nics must be a whole number"),
     ({"facts": {"shape": "ethernet"}}, "facts.shape must be 'nvlink' or 'rdma'"),
