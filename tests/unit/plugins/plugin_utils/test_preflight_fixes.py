@@ -55,7 +55,9 @@ def test_the_reports_carry_the_grouped_failures():
     assert (f"| rdma_ports | FAIL | 71: tray01, tray02, tray03, tray04, tray05, tray06, tray08, tray09 and 63 more "
             f"| {MTU} | role gpufabric.cluster.doca_ofed") in markdown
     html = preflight_report_html(report)
-    assert "<h2>What to fix</h2>" in html and "71: tray01, tray02" in html
+    assert "<h2>What to fix</h2>" in html
+    assert ('<span class="count">71 hosts</span>: <span class="named"><a href="#host-tray01">tray01</a>, '
+            '<a href="#host-tray02">tray02</a>') in html
 
 
 def test_a_fleet_that_passes_has_no_section():
