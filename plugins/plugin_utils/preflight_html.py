@@ -10,16 +10,17 @@ and base style are those of ``validation.html`` (:func:`.report_html.document`).
 do what a page of 2,304 trays needs.
 
 From the top: the verdict and counts; the fleet grid, one column per rack (chassis serial, from the report's
-``racks``) of one small cell per tray ordered by slot, coloured by the tray's verdict, named in its tooltip and linked
-to the tray's detail when it has one, then the hosts of no known rack (HGX, no platform info, no facts) as one compact
-group of cells; "What to fix", the failed and warned checks grouped by check and message with the number of hosts
-first, each host linked to its detail.  Then one section per IMEX domain that does not pass (a fabric clique: an NVL72
-rack or part of one), headed by its verdict (the worst of its own checks and its members'), its member count against
-the expected count, its problems and the members that do not pass, then a tile per member that does not pass, grouped
-by rack and ordered by slot; the domains that pass follow as one folded table, and the hosts of no domain last.  A
-passing host has a cell but no tile: its detail would only say it passes.  Every tile has an ``id`` the grid and the
-table link to.  A host is drawn once: a report that lists it in two domains shows it in the first.  A member's
-``imex_domain`` check whose message is its domain's problems says so rather than repeating them on every tile.
+``racks``; a rack's part of one IMEX domain) of one small cell per tray ordered by slot, coloured by the tray's
+verdict, named in its tooltip and linked to the tray's detail when it has one, then the hosts of no known rack (HGX,
+no platform info, no facts) as one compact group of cells; "What to fix", the failed and warned checks grouped by
+check and message with the number of hosts first, each host linked to its detail. Then one section per IMEX domain
+that does not pass (a fabric clique: an NVL72 rack or part of one), headed by its verdict (the worst of its own checks
+and its members'), its member count against the expected count, its problems and the members that do not pass, then a
+tile per member that does not pass, grouped by rack and ordered by slot; the domains that pass follow as one folded
+table, and the hosts of no domain last. A passing host has a cell but no tile: its detail would only say it passes.
+Every tile has an ``id`` the grid and the table link to. A host is drawn once: a report that lists it in two domains
+shows it in the first. A member's ``imex_domain`` check whose message is its domain's problems says so rather than
+repeating them on every tile.
 """
 
 from __future__ import annotations
@@ -178,13 +179,19 @@ def _natural(text: str) -> tuple:
     return tuple((0, int(part), "") if part.isdigit() else (1, 0, part) for part in re.split(r"(\d+)", text) if part)
 
 
-def fleet_racks(domains: t.Sequence[Mapping], names: t.Collection[str]) -> tuple[list[tuple[str, list]], list[str]]:
-    """``([(chassis serial, [(host, slot)])], [hosts of no rack])``: the hosts of ``names`` by rack (the domains'
-    ``racks``, a rack of several domains gathered), the racks in serial order and each rack's trays by slot; every
-    host once, those no domain places in a rack in name order."""
-    racks: dict[str, list[tuple[str, t.Any]]] = {}
+def fleet_racks(domains: t.Sequence[Mapping], names: t.Collection[str]) -> tuple[list[tuple[str, str, list]],
+                                                                                 list[str]]:
+    """``([(chassis serial, clique, [(host, slot)])], [hosts of no rack])``: the hosts of ``names`` by rack and IMEX
+    domain (the domains' ``racks``), in serial order, then clique order, and each column's trays by slot; every host
+    once, those no domain places in a rack in name order.
+
+    A column is a rack's part of one domain: on an NVL72 fleet that is the rack; a rack split into two NVLink
+    partitions gives two columns under one serial, and trays that report one serial in two domains (a copied platform
+    info) do not pile up in one column."""
+    racks: dict[tuple[str, str], list[tuple[str, t.Any]]] = {}
     placed: set[str] = set()
     for domain in domains:
+        clique = str(domain.get("clique"))
         for rack in _list(domain.get("racks")):
             serial = rack.get("chassis_serial") if isinstance(rack, Mapping) else None
             if not isinstance(serial, str):
@@ -193,10 +200,11 @@ def fleet_racks(domains: t.Sequence[Mapping], names: t.Collection[str]) -> tuple
                 name = _map_host(tray)
                 if isinstance(name, str) and name in names and name not in placed:
                     placed.add(name)
-                    racks.setdefault(serial, []).append((name, tray.get("slot_number")))
-    ordered = [(serial, sorted(trays, key=lambda tray: (not _is_slot(tray[1]), tray[1] if _is_slot(tray[1]) else 0,
-                                                        tray[0])))
-               for serial, trays in sorted(racks.items(), key=lambda item: _natural(item[0]))]
+                    racks.setdefault((serial, clique), []).append((name, tray.get("slot_number")))
+    ordered = [(serial, clique, sorted(trays, key=lambda tray: (not _is_slot(tray[1]),
+                                                                tray[1] if _is_slot(tray[1]) else 0, tray[0])))
+               for (serial, clique), trays in sorted(racks.items(),
+                                                     key=lambda item: (_natural(item[0][0]), _natural(item[0][1])))]
     return ordered, sorted(name for name in names if name not in placed)
 
 
@@ -218,10 +226,10 @@ def _fleet_section(domains: list[Mapping], hosts: Mapping, detail: Mapping[str, 
     """The grid: one column per rack of one cell per tray by slot, then the hosts of no rack as one group."""
     racks, rest = fleet_racks(domains, hosts)
     columns = "".join(
-        f'<div class="rack" data-rack="{escape(serial)}" title="rack {escape(serial)}">'
+        f'<div class="rack" data-rack="{escape(serial)}" title="rack {escape(serial)}, IMEX domain {escape(clique)}">'
         f'<span class="serial">{escape(serial)}</span>'
         + "".join(_cell(name, slot, hosts[name], detail.get(name)) for name, slot in trays) + "</div>"
-        for serial, trays in racks)
+        for serial, clique, trays in racks)
     parts = ['<section class="fleet"><h2>Fleet</h2>',
              '<p class="legend">One column per rack (its chassis serial at the top), one cell per tray from the '
              "lowest slot down, coloured by the tray's verdict (red fail, amber warn, green pass, grey no GPU or "

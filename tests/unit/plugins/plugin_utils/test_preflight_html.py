@@ -92,6 +92,13 @@ def test_the_72_host_report_as_tiles_grouped_by_rack(report):
     assert rack2.count('<li class="fail"><b>imex_domain</b> fail: as the domain above says</li>') == 18
     assert '<a class="validation" href="validation.html">Validation report</a>' in page
     assert ': <span class="fail">NOT READY</span></h1>' in page
+    # the grid: the recorded trays all report one chassis serial, so each domain's part of it is a column (18, 18, 17
+    # and 17 trays), not one column of 70; the broken node and the HGX, of no rack, form the compact group
+    columns = re.findall(r'<div class="rack" data-rack="1823124190518" title="[^"]*">(.*?)</div>', page)
+    assert [len(CELL.findall(column)) for column in columns] == [18, 18, 17, 17]
+    norack = page.split('<div class="norack"', 1)[1].split("</section>", 1)[0]
+    assert CELL.findall(norack) == [("fail", "rack3-tray05"), ("warn", "rack4-tray17")]
+    assert_balanced(page)
     assert not re.search(r"src=|url\(|@import|<script|https?://", page)
 
 
