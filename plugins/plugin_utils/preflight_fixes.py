@@ -23,6 +23,9 @@ FIXED_BY = {
               "gpufabric_min_driver_version",
     "fabric": "the NVLink fabric: nvidia-fabricmanager on HGX (role gpufabric.cluster.nvidia_driver, "
               "nvidia_driver_fabricmanager), the rack's NVLink switch trays on an NVL72",
+    "fabric_health": "the NVLink fabric: the tray's NVLink links and the rack's NVLink switch trays (inactive links, "
+                     "degraded bandwidth), the fabric's configuration where a GPU reports it incorrect, "
+                     "nvidia-fabricmanager on HGX (role gpufabric.cluster.nvidia_driver, nvidia_driver_fabricmanager)",
     "rdma_ports": "role gpufabric.cluster.doca_ofed (driver and firmware) and role gpufabric.cluster.rdma_network "
                   "(rdma_network_mtu, which ports are rails: rdma_network_*); the rules are "
                   "gpufabric_preflight_settings rdma_min_rate_gbps, rdma_mtu, rdma_require_active",
