@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import dataclasses
+import html.parser
 import os
 import shutil
 import struct
@@ -56,3 +57,39 @@ def render_headless(page: Path, workdir: Path, width: int = 1400, height: int = 
     errors = [line for line in (shot.stderr + dom.stderr).splitlines()
               if "CONSOLE" in line or "Failed to load" in line or "net::ERR" in line]
     return HeadlessPage(struct.unpack(">II", header[16:24]), screenshot.stat().st_size, dom.stdout, errors)
+
+
+# The elements HTML writes without an end tag.
+VOID_ELEMENTS = frozenset({"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source",
+                           "track", "wbr"})
+
+
+class _TagBalance(html.parser.HTMLParser):
+    """Every start tag closed by its end tag in order; the problems found, in page order."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.open: list[str] = []
+        self.problems: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list) -> None:
+        if tag not in VOID_ELEMENTS:
+            self.open.append(tag)
+
+    def handle_startendtag(self, tag: str, attrs: list) -> None:
+        if tag not in VOID_ELEMENTS:
+            self.problems.append(f"<{tag}/> is not a void element")
+
+    def handle_endtag(self, tag: str) -> None:
+        if not self.open or self.open[-1] != tag:
+            self.problems.append(f"</{tag}> closes {self.open[-1] if self.open else 'nothing'}")
+        else:
+            self.open.pop()
+
+
+def assert_balanced(page: str) -> None:
+    """``page`` parsed by html.parser: every element closed, in order, and nothing left open."""
+    parser = _TagBalance()
+    parser.feed(page)
+    parser.close()
+    assert parser.problems == [] and parser.open == [], (parser.problems[:5], parser.open[:5])

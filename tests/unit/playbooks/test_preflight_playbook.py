@@ -49,7 +49,7 @@ def test_report_written_and_run_passes(fleet):
     markdown = (fleet / "reports" / "preflight.md").read_text()
     assert "**NOT READY: broken**" in markdown
     page = (fleet / "reports" / "preflight.html").read_text()
-    tiles = re.findall(r'<div class="tile (\w+)" data-host="(\w+)"', page)
+    tiles = re.findall(r'<div class="tile (\w+)" id="host-\w+" data-host="(\w+)"', page)
     assert sorted(tiles) == [("fail", "broken"), ("no_hardware", "plain"), ("warn", "hgx")]
     assert "No IMEX domain" in page and 'class="validation"' not in page  # no validation.html in the directory
     assert "broken: FAIL - failed: driver, imex, rdma_ports, gpudirect_rdma" in completed.stdout

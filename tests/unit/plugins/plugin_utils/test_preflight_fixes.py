@@ -34,6 +34,10 @@ def fleet(trays=72):
 def test_every_check_the_preflight_makes_names_what_fixes_it():
     """A new check of preflight.py without its entry here fails this test, so no failing check reads without a fix."""
     made = set(re.findall(r'_check\("([a-z_]+)"', PREFLIGHT.read_text()))
+    # the checks preflight.py takes from a module of their own, which name themselves (fabric_health, issue 44: its
+    # failures read "fixed by -")
+    for module in ("fabric_health.py",):
+        made |= set(re.findall(r'"name": "([a-z_]+)"', PREFLIGHT.with_name(module).read_text()))
     assert made and made <= set(fixes.FIXED_BY), sorted(made - set(fixes.FIXED_BY))
 
 
@@ -55,7 +59,9 @@ def test_the_reports_carry_the_grouped_failures():
     assert (f"| rdma_ports | FAIL | 71: tray01, tray02, tray03, tray04, tray05, tray06, tray08, tray09 and 63 more "
             f"| {MTU} | role gpufabric.cluster.doca_ofed") in markdown
     html = preflight_report_html(report)
-    assert "<h2>What to fix</h2>" in html and "71: tray01, tray02" in html
+    assert "<h2>What to fix</h2>" in html
+    assert ('<span class="count">71 hosts</span>: <span class="named"><a href="#host-tray01">tray01</a>, '
+            '<a href="#host-tray02">tray02</a>') in html
 
 
 def test_a_fleet_that_passes_has_no_section():
@@ -63,6 +69,26 @@ def test_a_fleet_that_passes_has_no_section():
     assert fixes.grouped_problems(hosts) == []
     assert "What to fix" not in preflight_markdown({"hosts": hosts, "summary": {"ready": True}})
     assert "What to fix" not in preflight_report_html({"hosts": hosts, "summary": {"ready": True}})
+
+
+def test_a_message_naming_its_own_host_is_one_line_for_the_hosts_it_reads_the_same_on():
+    """Issue 44: 18 trays of a degraded rack each said "GPU health on <itself>: ..." and took 18 lines."""
+    ecc = "aggregate uncorrectable ECC errors 2 (threshold 0)"
+    hosts = {f"rack7-tray{number:02d}": host(("gpu_health", "fail", f"GPU health on rack7-tray{number:02d}: {ecc}"))
+             for number in range(1, 19)}
+    hosts["rack7-tray1"] = host(("gpu_health", "fail", f"GPU health on rack7-tray1: {ecc}"))  # a prefix of tray10
+    hosts["rack9-tray01"] = host(("gpu_health", "fail", "GPU health on rack9-tray01: row remap failure"))
+    hosts["rack2-tray03"] = host(("imex_domain", "fail", "nodes file of rack2-tray03 differs"))
+    hosts["rack2-tray04"] = host(("imex_domain", "fail", "nodes file of rack2-tray03 differs"))
+    problems = fixes.grouped_problems(hosts)
+    assert [(item["check"], item["message"], len(item["hosts"])) for item in problems] == [
+        ("gpu_health", f"GPU health on each host: {ecc}", 19),
+        ("imex_domain", "nodes file of rack2-tray03 differs", 2),
+        ("gpu_health", "GPU health on rack9-tray01: row remap failure", 1)]
+    assert problems[0]["hosts"][:3] == ["rack7-tray01", "rack7-tray02", "rack7-tray03"]
+    assert "rack7-tray1" in problems[0]["hosts"]
+    assert fixes.own_name_generic("on tray10 and tray1.x", "tray1") == "on tray10 and tray1.x"
+    assert fixes.own_name_generic("on tray1: x", "") == "on tray1: x"
 
 
 def test_an_unknown_check_and_odd_entries_are_shown_without_a_fix():
@@ -73,16 +99,23 @@ def test_an_unknown_check_and_odd_entries_are_shown_without_a_fix():
 
 
 CHECK = st.tuples(st.sampled_from([*sorted(fixes.FIXED_BY), "other"]),
-                  st.sampled_from(["pass", "warn", "fail", "skip"]), st.sampled_from(["m1", "m2"]))
+                  st.sampled_from(["pass", "warn", "fail", "skip"]),
+                  st.sampled_from(["m1", "m2", "on a: x", "on b: x"]))
 
 
 @given(st.dictionaries(st.text(min_size=1, max_size=5), st.lists(CHECK, max_size=4, unique=True), max_size=8))
 def test_property_every_failure_and_warning_is_in_exactly_one_group(hosts):
     records = {name: host(*checks) for name, checks in hosts.items()}
     problems = fixes.grouped_problems(records)
-    expected = sorted((name, check, status, message) for name, checks in hosts.items()
-                      for check, status, message in checks if status in ("fail", "warn"))
-    assert sorted((name, item["check"], item["status"], item["message"]) for item in problems
-                  for name in item["hosts"]) == expected
+    expected = sorted((name, check, status) for name, checks in hosts.items()
+                      for check, status, _message in checks if status in ("fail", "warn"))
+    assert sorted((name, item["check"], item["status"]) for item in problems for name in item["hosts"]) == expected
+    # each host's message as it is, or with the host's own name read as "each host" in a line several hosts share
+    for item in problems:
+        for name in item["hosts"]:
+            own = [message for check, status, message in hosts[name] if (check, status) == (item["check"],
+                                                                                          item["status"])]
+            assert item["message"] in own or (len(item["hosts"]) > 1 and any(
+                item["message"] == fixes.own_name_generic(message, name) != message for message in own))
     assert [item["status"] for item in problems] == sorted((item["status"] for item in problems),
                                                            key=lambda status: status != "fail")

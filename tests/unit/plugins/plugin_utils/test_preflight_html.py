@@ -16,12 +16,13 @@ from hypothesis import strategies as st
 
 from ansible_collections.gpufabric.cluster.plugins.filter.preflight_report import preflight_report
 from ansible_collections.gpufabric.cluster.plugins.filter.preflight_report_html import preflight_report_html
-from ansible_collections.gpufabric.cluster.tests.unit.helpers import render_headless
+from ansible_collections.gpufabric.cluster.tests.unit.helpers import assert_balanced, render_headless
 
 GB200_UUID = "3c1a5f2e-9b7d-4c2a-8e6f-1d0b7a9c4e21"
 RACKS = 4
 TRAYS = 18
-TILE = re.compile(r'<div class="tile (\w+)" data-host="([^"]*)" data-status="(\w+)">')
+TILE = re.compile(r'<div class="tile (\w+)" id="[^"]*" data-host="([^"]*)" data-status="(\w+)">')
+CELL = re.compile(r'<(?:a|span) class="cell (\w+)" data-host="([^"]*)"')
 SECTION = re.compile(r'<section class="domain" data-clique="([^"]*)" data-status="(\w+)">')
 
 
@@ -91,6 +92,13 @@ def test_the_72_host_report_as_tiles_grouped_by_rack(report):
     assert rack2.count('<li class="fail"><b>imex_domain</b> fail: as the domain above says</li>') == 18
     assert '<a class="validation" href="validation.html">Validation report</a>' in page
     assert ': <span class="fail">NOT READY</span></h1>' in page
+    # the grid: the recorded trays all report one chassis serial, so each domain's part of it is a column (18, 18, 17
+    # and 17 trays), not one column of 70; the broken node and the HGX, of no rack, form the compact group
+    columns = re.findall(r'<div class="rack" data-rack="1823124190518" title="[^"]*">(.*?)</div>', page)
+    assert [len(CELL.findall(column)) for column in columns] == [18, 18, 17, 17]
+    norack = page.split('<div class="norack"', 1)[1].split("</section>", 1)[0]
+    assert CELL.findall(norack) == [("fail", "rack3-tray05"), ("warn", "rack4-tray17")]
+    assert_balanced(page)
     assert not re.search(r"src=|url\(|@import|<script|https?://", page)
 
 
@@ -108,15 +116,15 @@ def test_the_expected_count_comes_from_the_preflight_setting_when_not_given(flee
 
 def test_a_tile_lists_failed_then_warned_checks_only(report):
     page = preflight_report_html(report)
-    broken = page.split('data-host="rack3-tray05"')[1].split('<div class="tile')[0]
+    broken = page.split('id="host-rack3-tray05"')[1].split('<div class="tile')[0]
     names = re.findall(r'<li class="(\w+)"><b>(\w+)</b>', broken)
     assert names == [("fail", "driver"), ("fail", "imex"), ("fail", "rdma_ports"), ("fail", "gpudirect_rdma")]
     assert "failed: driver, imex, rdma_ports, gpudirect_rdma" in broken
-    warned = page.split('data-host="rack1-tray00"')[1].split('<div class="tile')[0]
+    warned = page.split('id="host-rack1-tray00"')[1].split('<div class="tile')[0]
     assert re.findall(r'<li class="(\w+)"><b>(\w+)</b>', warned) == [("warn", "driver_lifecycle")]
     assert "driver branch R570 (production branch) is past its end of life 2026-02-28" in warned
     # without expected_members or a validation page: plain counts and no link
-    assert "expected member" not in page and "<a " not in page
+    assert "expected member" not in page and "class=\"validation\"" not in page
     assert page.count('<span class="members" data-members="18">18 member(s)</span>') == 2
 
 
@@ -176,13 +184,16 @@ def test_host_with_no_domain_and_unknown_status():
     assert "No IMEX domain" in page and "NO HW" in page and "UNKNOWN" in page
 
 
-def test_a_host_listed_in_two_domains_is_drawn_once():
-    entry = {"status": "pass", "summary": "ready", "checks": []}
+@pytest.mark.parametrize(("status", "tiles"), [("pass", 0), ("fail", 1)])
+def test_a_host_listed_in_two_domains_is_drawn_once(status, tiles):
+    """One cell in the grid, and one tile when it does not pass (a passing host has no detail to link to)."""
+    entry = {"status": status, "summary": "ready", "checks": []}
     report = {"summary": {"hosts": 1, "ready": True}, "hosts": {"a": entry},
-              "imex_domains": [{"clique": "u.1", "members": ["a", "gone"], "status": "pass"},
-                               {"clique": "u.2", "members": ["a"], "status": "pass"}]}
+              "imex_domains": [{"clique": "u.1", "members": ["a", "gone"], "status": status},
+                               {"clique": "u.2", "members": ["a"], "status": status}]}
     page = preflight_report_html(report, expected_members=2)
-    assert len(TILE.findall(page)) == 1
+    assert CELL.findall(page) == [(status, "a")]
+    assert len(TILE.findall(page)) == tiles
     assert page.count('data-members="2" data-expected="2">2 of 2 expected member(s)') == 1
     assert 'class="members short" data-members="1" data-expected="2"' in page
 
@@ -224,20 +235,29 @@ _statuses = st.sampled_from(["pass", "warn", "fail", "skip", "no_hardware", "bog
     "status": _statuses, "summary": _texts,
     "checks": st.lists(st.fixed_dictionaries({"name": _texts, "status": _statuses, "message": _texts}), max_size=4)}),
     max_size=6), clique=_texts, data=st.data())
-def test_any_host_names_and_check_texts_give_one_escaped_tile_per_host(hosts, clique, data):
+def test_any_host_names_and_check_texts_give_one_escaped_cell_per_host_and_a_tile_unless_it_passes(hosts, clique,
+                                                                                                  data):
     members = data.draw(st.lists(st.sampled_from(sorted(hosts)), unique=True) if hosts else st.just([]))
     report = {"summary": {"hosts": len(hosts), "ready": False}, "hosts": hosts,
               "imex_domains": [{"clique": clique, "members": members, "status": "fail", "problems": ["<p>"]}]}
     page = preflight_report_html(report)
+    cells = CELL.findall(page)
+    assert sorted(html.unescape(host) for _status, host in cells) == sorted(hosts)
     tiles = TILE.findall(page)
-    assert sorted(html.unescape(host) for _css, host, _status in tiles) == sorted(hosts)
+    assert sorted(html.unescape(host) for _css, host, _status in tiles) == sorted(
+        name for name, entry in hosts.items() if entry["status"] != "pass")
     for css, _host, status in tiles:
-        assert css == status and status in ("pass", "warn", "fail", "no_hardware", "unknown")
+        assert css == status and status in ("warn", "fail", "no_hardware", "unknown")
+    # every link goes to an id on the page, and no two elements share an id
+    ids = re.findall(r' id="([^"]*)"', page)
+    assert len(ids) == len(set(ids)) and set(re.findall(r'href="#([^"]*)"', page)) <= set(ids)
     # nothing from the input opens an element: every tag on the page is one the renderer writes
     assert set(re.findall(r"<(/?\w+)", page)) <= {
         "html", "/html", "head", "/head", "meta", "title", "/title", "style", "/style", "body", "/body", "h1", "/h1",
         "h2", "/h2", "h3", "/h3", "span", "/span", "p", "/p", "section", "/section", "div", "/div", "ul", "/ul",
-        "li", "/li", "b", "/b", "table", "/table", "tr", "/tr", "th", "/th", "td", "/td"}
+        "li", "/li", "b", "/b", "table", "/table", "tr", "/tr", "th", "/th", "td", "/td", "a", "/a", "details",
+        "/details", "summary", "/summary"}
+    assert_balanced(page)
 
 
 @settings(max_examples=100, deadline=None)
