@@ -1,7 +1,8 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, gpufabric.cluster contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Render validation results as one self-contained HTML page: nvbandwidth heatmaps, RDMA bars, NCCL busbw chart.
+"""Render validation results as one self-contained HTML page: nvbandwidth heatmaps, RDMA bars, NCCL busbw chart,
+DCGM diagnostics.
 
 The logic of the ``gpufabric.cluster.validation_report_html`` filter; errors are :class:`.report_markdown.ReportError`.
 Every text is redacted (:func:`...plugin_utils.redact.redact`) before it is escaped, so a URL with credentials shows
@@ -19,7 +20,10 @@ from collections.abc import Mapping
 from ansible_collections.gpufabric.cluster.plugins.plugin_utils.redact import redact
 from ansible_collections.gpufabric.cluster.plugins.plugin_utils.report_markdown import (
     ReportError,
+    check_dcgm_results,
     check_nccl_result,
+    dcgm_run_name,
+    dcgm_summary,
     nccl_nodes_and_hosts,
     nccl_summary,
     pair_placement,
@@ -44,6 +48,8 @@ ul.reasons li { color: #a40e26; }
 ul.placement li { color: #57606a; }
 span.held { color: #116329; } span.broken { color: #a40e26; } span.skipped { color: #57606a; }
 ul.isolation li { color: #57606a; }
+td.warn, span.warn, ul.warnings li { color: #9a6700; } ul.notes li { color: #57606a; }
+table.dcgm td { text-align: left; }
 svg.busbw { border: 1px solid #d0d7de; background: #fff; }
 svg.busbw text { font-size: 11px; fill: #57606a; }
 """
@@ -279,21 +285,46 @@ def _reasons(reasons: t.Any) -> str:
     return '<ul class="reasons">' + "".join(f"<li>{escape(reason)}</li>" for reason in reasons) + "</ul>"
 
 
+def _list(css: str, lines: t.Any) -> str:
+    if not lines:
+        return ""
+    return f'<ul class="{css}">' + "".join(f"<li>{escape(line)}</li>" for line in lines) + "</ul>"
+
+
+def _dcgm_section(verdicts: list[Mapping]) -> str:
+    parts = ['<section id="dcgm"><h2>DCGM diagnostics</h2><table class="dcgm">',
+             "<tr><th>run</th><th>driver</th><th>tests</th><th>status</th></tr>"]
+    for verdict in verdicts:
+        status = str(verdict.get("status"))
+        parts.append(f"<tr><td>{escape(dcgm_run_name(verdict))}</td><td>{escape(verdict.get('driver_version'))}</td>"
+                     f"<td>{escape(dcgm_summary(verdict))}</td>"
+                     f'<td class="{escape(status)}">{escape(status.upper())}</td></tr>')
+    parts.append("</table>")
+    for css, key in (("reasons", "failures"), ("warnings", "warnings"), ("notes", "notes")):
+        parts.append(_list(css, [line for verdict in verdicts for line in verdict.get(key) or []]))
+    parts.append("</section>")
+    return "\n".join(part for part in parts if part)
+
+
 def validation_report_html(results: t.Any, title: str = "gpufabric.cluster validation") -> str:
-    """One HTML document, no external asset, for ``{'compute_domain': ..., 'rdma': [...], 'nccl': ...}``.
+    """One HTML document, no external asset, for ``{'compute_domain': ..., 'rdma': [...], 'nccl': ...,
+    'dcgm': [...]}``.
 
     ``compute_domain`` is the ``validate_compute_domain_result`` fact (``placement``, ``nvbandwidth``, ``verdict``);
     ``rdma`` is a list of ``{pair, rail, memory, verdict}`` with verdicts of ``judge_ib_write_bw`` (and the sides of
-    ``rdma_test_plan``, shown for a failed test); ``nccl`` is the ``validate_nccl_result`` fact.
+    ``rdma_test_plan``, shown for a failed test); ``nccl`` is the ``validate_nccl_result`` fact; ``dcgm`` a list of
+    ``judge_dcgm_diag`` verdicts (a DCGM warning does not fail the page).
     """
     if not isinstance(results, Mapping):
-        raise ReportError("expected {'compute_domain': ..., 'rdma': [...], 'nccl': ...}")
+        raise ReportError("expected {'compute_domain': ..., 'rdma': [...], 'nccl': ..., 'dcgm': [...]}")
     compute_domain, rdma, nccl = results.get("compute_domain"), results.get("rdma") or [], results.get("nccl")
-    if not compute_domain and not rdma and not nccl:
-        raise ReportError("no compute_domain, rdma or nccl result to report")
+    dcgm = check_dcgm_results(results.get("dcgm"))
+    if not compute_domain and not rdma and not nccl and not dcgm:
+        raise ReportError("no compute_domain, rdma, nccl or dcgm result to report")
     statuses = ([compute_domain["verdict"]["status"]] if compute_domain else []) + \
         [(entry.get("verdict") or {}).get("status", "fail") for entry in rdma] + \
-        ([str(check_nccl_result(nccl)["verdict"].get("status", "fail"))] if nccl else [])
+        ([str(check_nccl_result(nccl)["verdict"].get("status", "fail"))] if nccl else []) + \
+        ["fail" if verdict["status"] == "fail" else "pass" for verdict in dcgm]
     overall = "pass" if statuses and all(status == "pass" for status in statuses) else "fail"
     body = [f'<h1>{escape(title)}: <span class="{overall}">{overall.upper()}</span></h1>']
     if compute_domain:
@@ -302,4 +333,6 @@ def validation_report_html(results: t.Any, title: str = "gpufabric.cluster valid
         body.append(_rdma_section(rdma))
     if nccl:
         body.append(_nccl_section(nccl))
+    if dcgm:
+        body.append(_dcgm_section(dcgm))
     return document(title, STYLE, body)

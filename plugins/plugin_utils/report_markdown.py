@@ -144,8 +144,50 @@ def site_summary_markdown(summary: Mapping) -> str:
     return _document(lines)
 
 
+def check_dcgm_results(results: t.Any) -> list[Mapping]:
+    """``results`` when it is a list of ``judge_dcgm_diag`` verdicts the reports can render; else :class:`ReportError`.
+
+    ``None`` or an empty list is no DCGM result (the stage did not run): an empty list.
+    """
+    if results is None:
+        return []
+    if not isinstance(results, (list, tuple)):
+        raise ReportError("dcgm must be a list of gpufabric.cluster.judge_dcgm_diag verdicts")
+    for index, verdict in enumerate(results):
+        if not isinstance(verdict, Mapping) or verdict.get("status") not in ("pass", "warn", "fail") or not all(
+                isinstance(verdict.get(key, []), list) for key in ("failures", "warnings", "notes", "tests")):
+            raise ReportError(f"dcgm[{index}] is not a gpufabric.cluster.judge_dcgm_diag verdict "
+                              "(status pass, warn or fail and lists of failures, warnings, notes and tests)")
+    return list(results)
+
+
+def dcgm_run_name(verdict: Mapping) -> str:
+    """What a DCGM verdict covered, for a person: ``dcgmi diag on host X`` or ``dcgmi mndiag over domain D``."""
+    if verdict.get("kind") == "mndiag":
+        return f"dcgmi mndiag over domain {verdict['domain']}" if verdict.get("domain") else "dcgmi mndiag"
+    return f"dcgmi diag on host {verdict.get('host')}"
+
+
+def dcgm_summary(verdict: Mapping) -> str:
+    """The run level, DCGM's version and how many tests ended how: ``run level 2, DCGM 4.6.0, 3 tests: 3 Pass``."""
+    counts: dict[str, int] = {}
+    for test in verdict.get("tests") or []:
+        if isinstance(test, Mapping):
+            counts[str(test.get("status"))] = counts.get(str(test.get("status")), 0) + 1
+    parts = []
+    if verdict.get("run_level") is not None:
+        parts.append(f"run level {verdict['run_level']}")
+    if verdict.get("version"):
+        parts.append(f"DCGM {verdict['version']}")
+    tests = sum(counts.values())
+    parts.append(f"{tests} test(s)" + (": " + ", ".join(f"{count} {status}" for status, count in counts.items())
+                                       if counts else ""))
+    return ", ".join(parts)
+
+
 def validation_markdown(validation: Mapping) -> str:
-    """Return the summary of a validation run (``gpufabric_validation``: compute_domain, rdma, nccl, failures)."""
+    """Return the summary of a validation run (``gpufabric_validation``: compute_domain, rdma, nccl, dcgm,
+    failures)."""
     if not isinstance(validation, Mapping) or "failures" not in validation:
         raise ReportError("expected the validation result {compute_domain, rdma, nccl, failures}")
     failures = list(validation.get("failures") or [])
@@ -162,6 +204,11 @@ def validation_markdown(validation: Mapping) -> str:
     nccl = validation.get("nccl")
     if nccl:
         lines.append(f"- NCCL all_reduce ({check_nccl_result(nccl).get('shape')}): {nccl_summary(nccl)} (nccl.md)")
+    for verdict in check_dcgm_results(validation.get("dcgm")):
+        lines.append(f"- DCGM {dcgm_run_name(verdict)}: {str(verdict['status']).upper()} ({dcgm_summary(verdict)})")
+        lines += [f"  - {kind}: {line}" for kind, key in (("failed", "failures"), ("warning", "warnings"),
+                                                          ("note", "notes"))
+                  for line in verdict.get(key) or []]
     lines += [f"- failed: {failure}" for failure in failures]
     return _document(lines)
 

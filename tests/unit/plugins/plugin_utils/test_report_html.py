@@ -100,8 +100,8 @@ def test_a_result_without_an_isolation_mapping_has_no_isolation_line(results, is
 
 
 @pytest.mark.parametrize(("value", "message"), [
-    ([], "expected {'compute_domain': ..., 'rdma': [...], 'nccl': ...}"),
-    ({}, "no compute_domain, rdma or nccl result to report"),
+    ([], "expected {'compute_domain': ..., 'rdma': [...], 'nccl': ..., 'dcgm': [...]}"),
+    ({}, "no compute_domain, rdma, nccl or dcgm result to report"),
     ({"nccl": {"verdict": {}}}, "expected the result of validate_nccl"),
 ])
 def test_bad_input(value, message):
