@@ -30,6 +30,10 @@ info names the GPU's rack (chassis serial), slot and tray.
 
 Each GPU NVML sees also reports its memory errors, recovery action and NVLink error counters
 (:mod:`.gpu_health`); every GPU its XID events since boot from the kernel log (:mod:`.xid_events`).
+
+A host with an NVIDIA GPU or NVSwitch also reports the state of ``nvidia-fabricmanager.service`` (``fabricmanager``,
+:func:`.systemd_units.read_unit`: one ``systemctl show`` call), whichever system it is: the preflight decides where
+it must run (an NVSwitch system).
 """
 
 from __future__ import annotations
@@ -40,7 +44,12 @@ import uuid
 from dataclasses import dataclass
 
 from ansible_collections.gpufabric.cluster.plugins.module_utils import nvml
-from ansible_collections.gpufabric.cluster.plugins.module_utils.errors import NvmlError, ParseError, ProbeRootError
+from ansible_collections.gpufabric.cluster.plugins.module_utils.errors import (
+    CommandError,
+    NvmlError,
+    ParseError,
+    ProbeRootError,
+)
 from ansible_collections.gpufabric.cluster.plugins.module_utils.gpu_health import gpu_health
 from ansible_collections.gpufabric.cluster.plugins.module_utils.host_files import (
     check_root,
@@ -53,6 +62,7 @@ from ansible_collections.gpufabric.cluster.plugins.module_utils.host_files impor
 )
 from ansible_collections.gpufabric.cluster.plugins.module_utils.nvidia_driver import read_nvidia_driver
 from ansible_collections.gpufabric.cluster.plugins.module_utils.sort_keys import pci_key
+from ansible_collections.gpufabric.cluster.plugins.module_utils.systemd_units import read_unit
 from ansible_collections.gpufabric.cluster.plugins.module_utils.xid_events import collect_xids
 
 NVIDIA_VENDOR = 0x10DE
@@ -60,6 +70,9 @@ GPU_CLASSES = (0x0300, 0x0302)  # PCI base class/subclass: VGA compatible, 3D co
 NVSWITCH_CLASSES = (0x0680,)  # PCI base class/subclass: bridge, other (an HGX baseboard's NVSwitch)
 PCI_DEVICES = "/sys/bus/pci/devices"
 MIB = 1024 * 1024
+
+# The unit of NVIDIA's fabric manager, which an NVSwitch system (HGX) needs for its NVLink fabric.
+FABRICMANAGER_UNIT = "nvidia-fabricmanager.service"
 
 FABRIC_STATES = {0: "not_supported", 1: "not_started", 2: "in_progress", 3: "completed"}
 FABRIC_NOT_SUPPORTED = 0
@@ -410,17 +423,31 @@ def _pci_gpu(index: int, function: PciGpu) -> dict:
     return gpu
 
 
+def read_fabricmanager(root: str, runner: t.Any, errors: list[str]) -> dict | None:
+    """The state of ``nvidia-fabricmanager.service`` (:func:`.systemd_units.unit_state`); ``None`` without a
+    ``runner`` or without ``systemctl`` below ``root``, or when systemctl failed (then named in ``errors``)."""
+    if runner is None:
+        return None
+    try:
+        return read_unit(root, runner, FABRICMANAGER_UNIT)
+    except (CommandError, ParseError) as exc:
+        errors.append(str(exc))
+        return None
+
+
 def collect_gpu(root: str, runner: t.Any = None, source_factory: SourceFactory | None = None) -> dict:
     """Return the ``gpu_info`` result for the host below ``root``.
 
-    ``runner`` is unused (no tool is run) and kept for the common collector signature.
-    ``source_factory(root)`` returns the NVML source; :func:`nvml.nvml_source` by default.
+    ``runner`` (``AnsibleModule.run_command``'s signature) asks ``systemctl`` for the state of
+    ``nvidia-fabricmanager.service`` on a host with an NVIDIA GPU or NVSwitch (:func:`read_fabricmanager`); without
+    one ``fabricmanager`` is ``None``. ``source_factory(root)`` returns the NVML source; :func:`nvml.nvml_source` by
+    default.
     """
     result: dict[str, t.Any] = {
         "driver_loaded": False, "driver_version": None, "kernel_module": None, "cuda_driver_version": None,
         "nvml_version": None, "source": "pci", "nvml_bindings": None, "count": 0, "gpus": [], "cliques": [],
         "platform": platform_summary([], []), "nvswitches": {"count": 0, "pci_addresses": []}, "xid_events": None,
-        "errors": [],
+        "fabricmanager": None, "errors": [],
         "warnings": [],
     }
     try:
@@ -466,5 +493,7 @@ def collect_gpu(root: str, runner: t.Any = None, source_factory: SourceFactory |
         result["warnings"].append(f"GPUs of this host report different cliques: {', '.join(result['cliques'])}")
     result["platform"] = platform_summary(gpus, result["warnings"])
     result["xid_events"] = collect_xids(root, gpus, result["warnings"])
+    if gpus or nvswitches:
+        result["fabricmanager"] = read_fabricmanager(root, runner, result["errors"])
     result["errors"].extend(root.refusal_errors(result["errors"]))
     return result

@@ -56,6 +56,7 @@ from ansible_collections.gpufabric.cluster.plugins.module_utils.host_values impo
     path_problem,
 )
 from ansible_collections.gpufabric.cluster.plugins.module_utils.sort_keys import address_key
+from ansible_collections.gpufabric.cluster.plugins.module_utils.systemd_units import empty_state, read_unit
 
 CONFIG_PATH = "/etc/nvidia-imex/config.cfg"
 DEFAULT_NODES_PATH = "/etc/nvidia-imex/nodes_config.cfg"
@@ -702,32 +703,6 @@ def _read_installation(root: str, runner: Runner, errors: list[str], warnings: l
 
 # --- service ---------------------------------------------------------------------------------
 
-def parse_systemctl_show(text: str) -> dict[str, str]:
-    """Parse ``systemctl show --property=...`` output (``KEY=VALUE`` lines)."""
-    properties = {}
-    for line in text.splitlines():
-        key, separator, value = line.partition("=")
-        if separator and key.strip():
-            properties[key.strip()] = value.strip()
-    return properties
-
-
-def service_from_properties(properties: dict[str, str]) -> dict:
-    """Return the service state from ``LoadState``, ``UnitFileState``, ``ActiveState``."""
-    load_state = properties.get("LoadState", "")
-    unit_file_state = properties.get("UnitFileState", "") or None
-    active_state = properties.get("ActiveState", "") or None
-    masked = load_state == "masked" or (unit_file_state or "").startswith("masked")
-    return {
-        "exists": bool(load_state) and load_state != "not-found",
-        "enabled": (unit_file_state or "").startswith("enabled"),
-        "active": active_state == "active",
-        "masked": masked,
-        "unit_file_state": unit_file_state,
-        "active_state": active_state,
-    }
-
-
 def service_from_unit_files(root: str) -> dict:
     """Return the service state from the unit files alone (no systemctl below ``root``).
 
@@ -752,24 +727,22 @@ def service_from_unit_files(root: str) -> dict:
         unit_file_state = "disabled"
     else:
         unit_file_state = None
-    return {"exists": present, "enabled": enabled, "active": None, "masked": masked,
-            "unit_file_state": unit_file_state, "active_state": None}
+    return {**empty_state(), "exists": present, "enabled": enabled, "masked": masked,
+            "unit_file_state": unit_file_state}
 
 
 def _read_service(root: str, runner: Runner, errors: list[str], warnings: list[str]) -> dict:
-    if find_command(root, "systemctl"):
-        try:
-            out = run_tool(runner, root, ["systemctl", "show", SERVICE_UNIT,
-                                          "--property=LoadState,UnitFileState,ActiveState,SubState"])
-        except CommandTimeout as exc:
-            errors.append(f"{exc}; service state read from the unit files")
-        except CommandError as exc:
-            warnings.append(f"{exc}; service state read from the unit files")
-        else:
-            properties = parse_systemctl_show(out)
-            if "LoadState" in properties:
-                return service_from_properties(properties)
-            warnings.append("systemctl show printed no LoadState; service state read from the unit files")
+    """The state of ``nvidia-imex.service`` (:func:`.systemd_units.read_unit`), from the unit files without
+    systemctl or when its answer cannot be used (:func:`service_from_unit_files`)."""
+    try:
+        state = read_unit(root, runner, SERVICE_UNIT)
+    except CommandTimeout as exc:
+        errors.append(f"{exc}; service state read from the unit files")
+    except (CommandError, ParseError) as exc:
+        warnings.append(f"{exc}; service state read from the unit files")
+    else:
+        if state is not None:
+            return state
     return service_from_unit_files(root)
 
 
@@ -808,8 +781,7 @@ def empty_payload() -> dict:
         "installed": False,
         "package": None,
         "version": None,
-        "service": {"exists": False, "enabled": False, "active": None, "masked": False,
-                    "unit_file_state": None, "active_state": None},
+        "service": empty_state(),
         "config_path": CONFIG_PATH,
         "config": None,
         "nodes": None,

@@ -110,6 +110,8 @@ ansible_facts:
               C(xid_counts) (the XID events the kernel log holds, by code, read from C(/dev/kmsg); V(null) with a
               warning when it cannot be read), and per host C(xid_events) (where they were read and whether since
               boot).
+            - C(fabricmanager), the state of C(nvidia-fabricmanager.service) (active or not, since when, its last
+              result, exit status and automatic restarts), read with one C(systemctl show) call.
           returned: when gathered
           type: dict
           sample:
@@ -130,8 +132,10 @@ ansible_facts:
           sample: {count: 5, rdma_devices: [mlx5_0, mlx5_1, mlx5_2, mlx5_3, mlx5_4]}
         imex:
           description:
-            - The result of M(gpufabric.cluster.imex_info), with its C(control) (the command socket and whether the
-              daemon answers C(READY) on it, which the host-managed IMEX mode of the DRA driver requires).
+            - The result of M(gpufabric.cluster.imex_info), with the state of C(nvidia-imex.service) in C(service)
+              (active or not, since when, its last result, exit status and automatic restarts), its C(control) (the
+              command socket and whether the daemon answers C(READY) on it, which the host-managed IMEX mode of the
+              DRA driver requires).
           returned: when gathered
           type: dict
           sample: {installed: true, version: "570.172.08-1", control: {enabled: true, ready: true}}

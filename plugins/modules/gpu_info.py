@@ -39,6 +39,8 @@ description:
     kernel's ring buffer (RV(xid_events.complete) says whether it still starts at boot) and needs root (or
     C(CAP_SYSLOG) where C(kernel.dmesg_restrict) is set); when it cannot be read the counts are V(null) and the module
     warns, it never fails for it.
+  - The state of C(nvidia-fabricmanager.service) in RV(fabricmanager) (active or not, since when, its last result),
+    from one C(systemctl show) call run from below O(root), on a host with an NVIDIA GPU or NVSwitch.
   - Read only. A host without GPUs reports none; what cannot be read is listed in RV(errors) or warned
     about, and does not fail the task; only a O(root) that does not exist or has no C(sys/) fails it.
   - NVML always describes the running host, so it is only asked when O(root) is C(/).
@@ -530,6 +532,80 @@ nvswitches:
       type: list
       elements: str
       sample: ["0000:07:00.0", "0000:08:00.0"]
+fabricmanager:
+  description:
+    - The state of C(nvidia-fabricmanager.service), which an NVSwitch system (HGX) needs for its NVLink fabric, read
+      with one C(systemctl show) call on a host with an NVIDIA GPU or NVSwitch, whatever the system (a GB200/GB300
+      compute tray has none installed, its rack's switch trays run the fabric manager).
+    - V(null) on a host without NVIDIA GPU or NVSwitch, without C(systemctl) below O(root), or when C(systemctl)
+      failed (then named in RV(errors)). A unit systemd does not know has RV(fabricmanager.exists) V(false).
+  returned: always
+  type: dict
+  contains:
+    exists:
+      description: Whether systemd knows the unit (C(LoadState) other than C(not-found); a masked unit exists).
+      returned: always
+      type: bool
+      sample: true
+    enabled:
+      description: Whether the unit is enabled (C(UnitFileState) starts with C(enabled)).
+      returned: always
+      type: bool
+      sample: true
+    active:
+      description: Whether the service runs (C(ActiveState=active)).
+      returned: always
+      type: bool
+      sample: true
+    masked:
+      description: Whether the unit is masked.
+      returned: always
+      type: bool
+      sample: false
+    unit_file_state:
+      description: C(UnitFileState) (C(enabled), C(disabled), C(masked), ...); V(null) when the unit does not exist.
+      returned: always
+      type: str
+      sample: enabled
+    active_state:
+      description: C(ActiveState) (C(active), C(inactive), C(failed), C(activating), ...).
+      returned: always
+      type: str
+      sample: failed
+    sub_state:
+      description: C(SubState) (C(running), C(dead), C(failed), C(auto-restart), ...).
+      returned: always
+      type: str
+      sample: running
+    since:
+      description:
+        - When the unit entered its present state, as systemd prints a timestamp (C(StateChangeTimestamp), else
+          C(ActiveEnterTimestamp) of an active unit or C(InactiveEnterTimestamp) of another).
+        - V(null) when the unit is not installed, never changed state, or the timestamp is
+          not in systemd's form.
+      returned: always
+      type: str
+      sample: Sat 2026-11-28 06:08:10 UTC
+    result:
+      description:
+        - The unit's last C(Result) (C(success), C(exit-code), C(signal), C(core-dump), C(timeout),
+          C(start-limit-hit), ...); what ended its last run when it failed.
+        - V(null) when the unit is not installed.
+      returned: always
+      type: str
+      sample: exit-code
+    exit_status:
+      description: C(ExecMainStatus), the exit status (or signal number) of the main process of its last run; V(null)
+        when the unit is not installed.
+      returned: always
+      type: int
+      sample: 1
+    restarts:
+      description: C(NRestarts), how often systemd restarted it on its own (C(Restart=)) since it was last started;
+        V(null) when the unit is not installed, or systemd is older than 235.
+      returned: always
+      type: int
+      sample: 0
 errors:
   description:
     - What could not be read (a missing root, an unreadable sysfs file, an NVML query of one GPU), each naming the

@@ -15,8 +15,9 @@ description:
     the state of C(nvidia-imex.service) (enabled, active, masked), the parsed C(/etc/nvidia-imex/config.cfg),
     the validated nodes file, the IMEX channel devices and, while the service is active, the domain as
     C(nvidia-imex-ctl -N -j) reports it (the text form of C(nvidia-imex-ctl -N) when JSON is not available).
-  - The service state comes from C(systemctl show); without C(systemctl) below O(root) it is read from the unit
-    files (a link to C(/dev/null) is a mask, a C(*.wants) link is an enablement) and RV(service.active) is V(null).
+  - The service state comes from one C(systemctl show) call (its state, since when, its last result, exit status and
+    automatic restarts); without C(systemctl) below O(root), or when it fails, it is read from the unit files (a link
+    to C(/dev/null) is a mask, a C(*.wants) link is an enablement) and RV(service.active) is V(null).
   - The nodes file is the one C(IMEX_NODE_CONFIG_FILE) names in C(config.cfg), by default
     C(/etc/nvidia-imex/nodes_config.cfg). It must list one IP address per line, each once, and be identical on every
     node of the domain; host names are not accepted.
@@ -150,6 +151,41 @@ service:
       returned: always
       type: str
       sample: active
+    sub_state:
+      description: C(SubState) (C(running), C(dead), C(failed), C(auto-restart), ...); V(null) when read from unit
+        files only.
+      returned: always
+      type: str
+      sample: running
+    since:
+      description:
+        - When the unit entered its present state, as systemd prints a timestamp (C(StateChangeTimestamp), else
+          C(ActiveEnterTimestamp) of an active unit or C(InactiveEnterTimestamp) of another).
+        - V(null) when the unit is not installed, read from unit files only, never changed state, or the timestamp is
+          not in systemd's form.
+      returned: always
+      type: str
+      sample: Sat 2026-11-28 06:08:10 UTC
+    result:
+      description:
+        - The unit's last C(Result) (C(success), C(exit-code), C(signal), C(core-dump), C(timeout),
+          C(start-limit-hit), ...); what ended its last run when it failed.
+        - V(null) when the unit is not installed or read from unit files only.
+      returned: always
+      type: str
+      sample: exit-code
+    exit_status:
+      description: C(ExecMainStatus), the exit status (or signal number) of the main process of its last run; V(null)
+        when the unit is not installed or read from unit files only.
+      returned: always
+      type: int
+      sample: 1
+    restarts:
+      description: C(NRestarts), how often systemd restarted it on its own (C(Restart=)) since it was last started;
+        V(null) when the unit is not installed, read from unit files only, or systemd is older than 235.
+      returned: always
+      type: int
+      sample: 0
 config_path:
   description: Host path of the IMEX configuration file read.
   returned: always

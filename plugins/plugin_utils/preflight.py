@@ -49,6 +49,10 @@ from ansible_collections.gpufabric.cluster.plugins.plugin_utils.preflight_rules 
     RuleError,
     read_rules,
 )
+from ansible_collections.gpufabric.cluster.plugins.plugin_utils.services import (
+    check_fabric_manager,
+    imex_service_findings,
+)
 from ansible_collections.gpufabric.cluster.plugins.plugin_utils.versions import at_least
 
 STATUS_ORDER = {"skip": 0, "pass": 1, "warn": 2, "fail": 3}
@@ -155,12 +159,11 @@ def host_managed_problems(imex: Mapping, socket_path: t.Any) -> list[str]:
     """What keeps the DRA driver's host-managed IMEX from using this host's daemon (mode ``dra_host_managed``).
 
     The wanted socket path itself is checked first by the one rule of :mod:`.imex_socket` (absolute, normal form, not
-    under a world-writable directory), as the roles check it.
+    under a world-writable directory), as the roles check it. The service's own state is judged by the one rule for
+    host services (:func:`.services.imex_service_findings`), in :func:`check_imex_host`.
     """
     problem = socket_path_problem("gpufabric_imex_socket_path", socket_path)
     problems = [problem] if problem else []
-    if not _map(imex.get("service")).get("active"):
-        problems.append("nvidia-imex.service is not active (dra_host_managed needs the host service running)")
     control = _map(imex.get("control"))
     if not control.get("enabled"):
         problems.append("the IMEX command service is off (IMEX_CMD_ENABLED is not 1 in config.cfg)")
@@ -334,11 +337,14 @@ def connection_problems(domain: Mapping) -> list[str]:
     return problems
 
 
-def check_imex_host(gpu: dict, imex: dict, mode: t.Any, socket_path: t.Any) -> dict:
+def check_imex_host(gpu: dict, imex: dict, mode: t.Any, socket_path: t.Any, host: str | None = None) -> dict:
     """The host's own IMEX state: installed where a clique needs it, valid nodes file, domain UP.
 
-    In mode ``dra_host_managed`` also the service active, the command service on at ``socket_path`` and the
-    daemon READY there (:func:`host_managed_problems`); a clique host without nvidia-imex fails.
+    Where the IMEX mode runs the host service, its state by the one rule for host services
+    (:func:`.services.imex_service_findings`: not installed, masked or not active fails, restarted by systemd warns;
+    in ``dra`` mode and on a ``host`` mode host without a clique it is not judged), naming ``host`` when given.
+    In mode ``dra_host_managed`` also the command service on at ``socket_path`` and the daemon READY there
+    (:func:`host_managed_problems`); a clique host without nvidia-imex fails.
     """
     cliques = _list(gpu.get("cliques"))
     host_managed = mode == "dra_host_managed"
@@ -381,10 +387,14 @@ def check_imex_host(gpu: dict, imex: dict, mode: t.Any, socket_path: t.Any) -> d
             if live < listed:
                 problems.append(f"IMEX domain UP with {live} of the {listed} node(s) of nodes file {path}")
         problems.extend(connection_problems(domain))
+    service_failures, service_warnings = imex_service_findings(host, gpu, imex, mode)
+    problems.extend(service_failures)
     if host_managed:
         problems.extend(host_managed_problems(imex, socket_path))
     if problems:
         return _check("imex", "fail", "; ".join(problems))
+    if service_warnings:
+        return _check("imex", "warn", "; ".join(service_warnings))
     state = "active" if service.get("active") else ("masked" if service.get("masked") else "inactive")
     count = len(_list((nodes or {}).get("addresses")))
     ready = f", READY on {socket_path}" if host_managed else ""
@@ -850,7 +860,8 @@ def preflight_report(hostvars: Mapping, hosts: list[str], settings: Mapping | No
             check_driver_lifecycle(gpu, host_vars, today),
             check_fabric(gpu),
             check_fabric_health(gpu),
-            check_imex_host(gpu, imex, *site_imex_mode(host_vars)),
+            check_fabric_manager(name, gpu, host_vars),
+            check_imex_host(gpu, imex, *site_imex_mode(host_vars), host=name),
             check_rdma_ports(connectx, merged, *rail_selection.host_rails(
                 name, host_vars, [_map(port) for port in _list(connectx.get("ports"))])),
             check_gpudirect(gpu, connectx, peermem),

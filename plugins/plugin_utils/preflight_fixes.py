@@ -26,10 +26,15 @@ FIXED_BY = {
     "fabric_health": "the NVLink fabric: the tray's NVLink links and the rack's NVLink switch trays (inactive links, "
                      "degraded bandwidth), the fabric's configuration where a GPU reports it incorrect, "
                      "nvidia-fabricmanager on HGX (role gpufabric.cluster.nvidia_driver, nvidia_driver_fabricmanager)",
+    "fabric_manager": "nvidia-fabricmanager on an NVSwitch system: installed, enabled and started with the driver by "
+                      "role gpufabric.cluster.nvidia_driver (nvidia_driver_fabricmanager); a unit that failed: its "
+                      "journal (journalctl -u nvidia-fabricmanager), then systemctl restart nvidia-fabricmanager (its "
+                      "version must be the driver's)",
     "rdma_ports": "role gpufabric.cluster.doca_ofed (driver and firmware) and role gpufabric.cluster.rdma_network "
                   "(rdma_network_mtu, which ports are rails: rdma_network_*); the rules are "
                   "gpufabric_preflight_settings rdma_min_rate_gbps, rdma_mtu, rdma_require_active",
-    "imex": "role gpufabric.cluster.nvidia_imex (gpufabric_imex_mode)",
+    "imex": "role gpufabric.cluster.nvidia_imex (gpufabric_imex_mode); a failed nvidia-imex.service: its journal "
+            "(journalctl -u nvidia-imex), then systemctl restart nvidia-imex",
     "imex_domain": "role gpufabric.cluster.nvidia_imex (every member's nodes file); the expected size is "
                    "gpufabric_preflight_settings imex_domain_members",
     "gpudirect_rdma": "role gpufabric.cluster.nvidia_peermem, or DMA-BUF with the open kernel modules "

@@ -21,7 +21,9 @@ NO_HARDWARE = "no NVIDIA GPU or ConnectX port found"
 HOST_FAILURE = "gpufabric_host_failure"
 # The preflight checks no host role can repair, the default gate: the default of gpufabric_site_gate_checks, read from
 # its argument spec (roles/gpufabric). fabric_health: an inactive NVLink, a degraded fabric or a missing clique is
-# hardware or fabric-manager state.
+# hardware or fabric-manager state; fabric_manager: nvidia-fabricmanager down on an NVSwitch system whose driver is
+# loaded (nvidia_driver starts it only with a driver it installs); gpu_health: a GPU that needs a reset, a reboot or the
+# vendor.
 DEFAULT_GATE_CHECKS: tuple[str, ...] = tuple(
     settings.option(settings.SITE_ROLE, "gpufabric_site_gate_checks")["default"])
 

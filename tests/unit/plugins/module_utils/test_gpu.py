@@ -218,6 +218,7 @@ def test_collect_hgx_h100(host_trees, nvml_recording, recorded):
         "cliques": [], "platform": NO_PLATFORM, "errors": [], "warnings": [],
         "nvswitches": {"count": 2, "pci_addresses": ["0000:07:00.0", "0000:08:00.0"]},
         "xid_events": {"source": "/dev/kmsg", "complete": True, "other_addresses": {}},
+        "fabricmanager": None,  # no runner: systemctl is not asked
     }
     assert [g["index"] for g in gpus] == list(range(8))
     assert [g["pci_address"] for g in gpus] == HGX_ADDRESSES
@@ -261,7 +262,7 @@ def test_collect_no_nvidia(host_trees, nvml_recording, recorded):
         "driver_loaded": False, "driver_version": None, "kernel_module": None, "cuda_driver_version": None,
         "nvml_version": None, "source": "pci", "nvml_bindings": None,
         "count": 0, "gpus": [], "cliques": [], "platform": NO_PLATFORM, "nvswitches": NO_NVSWITCH,
-        "errors": [], "warnings": [], "xid_events": None,
+        "errors": [], "warnings": [], "xid_events": None, "fabricmanager": None,
     }
 
 
@@ -273,6 +274,7 @@ def test_collect_broken_node_lists_pci(host_trees, nvml_recording, recorded):
         "nvml_version": None, "source": "pci", "nvml_bindings": None,
         "count": 2, "cliques": [], "platform": NO_PLATFORM, "nvswitches": NO_NVSWITCH, "errors": [],
         "warnings": [], "xid_events": {"source": "/dev/kmsg", "complete": True, "other_addresses": {}},
+        "fabricmanager": None,
     }
     assert gpus[1] == {
         "index": 1, "uuid": None, "name": None, "pci_address": "0000:65:00.0", "device_id": "0x2331",
@@ -508,6 +510,7 @@ def test_missing_root(tmp_path):
         "nvml_version": None, "source": "pci", "nvml_bindings": None,
         "count": 0, "gpus": [], "cliques": [], "platform": NO_PLATFORM, "nvswitches": NO_NVSWITCH,
         "errors": [f"root {missing!r} does not exist or is not a directory"], "warnings": [], "xid_events": None,
+        "fabricmanager": None,
     }
 
 

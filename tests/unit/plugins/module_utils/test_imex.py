@@ -21,11 +21,14 @@ from ansible_collections.gpufabric.cluster.plugins.module_utils.imex import (
     parse_imex_ctl_text,
     parse_imex_version,
     parse_rpm_query,
-    parse_systemctl_show,
     scan_imex_config,
-    service_from_properties,
     service_from_unit_files,
     validate_nodes_file,
+)
+from ansible_collections.gpufabric.cluster.plugins.module_utils.systemd_units import (
+    empty_state,
+    parse_systemctl_show,
+    unit_state,
 )
 from ansible_collections.gpufabric.cluster.tests.unit.helpers import write_host_file
 
@@ -284,27 +287,24 @@ def test_parse_rpm_query_and_imex_version():
 
 
 def test_service_from_systemctl_properties():
-    masked = service_from_properties(parse_systemctl_show(
-        "LoadState=masked\nUnitFileState=masked\nActiveState=inactive\nSubState=dead\n"))
-    assert masked == {"exists": True, "enabled": False, "active": False, "masked": True,
-                      "unit_file_state": "masked", "active_state": "inactive"}
-    absent = service_from_properties(parse_systemctl_show(
-        "LoadState=not-found\nUnitFileState=\nActiveState=inactive\nSubState=dead\n"))
-    assert absent == {"exists": False, "enabled": False, "active": False, "masked": False,
-                      "unit_file_state": None, "active_state": "inactive"}
+    masked = unit_state(parse_systemctl_show(
+        "LoadState=masked\nUnitFileState=masked\nActiveState=inactive\nSubState=dead\n"), "nvidia-imex.service")
+    assert masked == {**empty_state(), "exists": True, "active": False, "masked": True, "unit_file_state": "masked",
+                      "active_state": "inactive", "sub_state": "dead"}
+    absent = unit_state(parse_systemctl_show(
+        "LoadState=not-found\nUnitFileState=\nActiveState=inactive\nSubState=dead\n"), "nvidia-imex.service")
+    assert absent == {**empty_state(), "active": False, "active_state": "inactive", "sub_state": "dead"}
 
 
 def test_service_from_unit_files(host_trees, fresh_tree):
     assert service_from_unit_files(host_trees["gb200_tray"]) == {
-        "exists": True, "enabled": True, "active": None, "masked": False, "unit_file_state": "enabled",
-        "active_state": None}
+        **empty_state(), "exists": True, "enabled": True, "unit_file_state": "enabled"}
     assert service_from_unit_files(host_trees["broken_node"])["unit_file_state"] == "disabled"
     assert service_from_unit_files(host_trees["hgx_h100"])["exists"] is False
     root = fresh_tree("broken_node")
     os.symlink("/dev/null", os.path.join(root, "etc/systemd/system/nvidia-imex.service"))
     assert service_from_unit_files(root) == {
-        "exists": True, "enabled": False, "active": None, "masked": True, "unit_file_state": "masked",
-        "active_state": None}
+        **empty_state(), "exists": True, "masked": True, "unit_file_state": "masked"}
 
 
 # --- collector -------------------------------------------------------------------------------
@@ -315,7 +315,9 @@ def test_collect_gb200_tray(host_trees):
     assert result["warnings"] == []
     assert (result["installed"], result["package"], result["version"]) == (True, "nvidia-imex-570", "570.172.08-1")
     assert result["service"] == {"exists": True, "enabled": True, "active": True, "masked": False,
-                                 "unit_file_state": "enabled", "active_state": "active"}
+                                 "unit_file_state": "enabled", "active_state": "active", "sub_state": "running",
+                                 "since": "Sat 2026-11-28 06:08:10 UTC", "result": "success", "exit_status": 0,
+                                 "restarts": 0}
     assert result["config"]["IMEX_NODE_CONFIG_FILE"] == "/etc/nvidia-imex/nodes_config.cfg"
     assert result["nodes"] == {"path": "/etc/nvidia-imex/nodes_config.cfg", "addresses": GB200_IPS, "duplicates": [],
                                "invalid": [], "blank_or_comment": 1, "valid": True}

@@ -31,7 +31,8 @@ GB200_CLIQUES = [{"type": "unicast_pointer", "id": 1}, {"type": "multicast_point
                  {"type": "unicast_logical_endpoint", "id": 1}, {"type": "multicast_logical_endpoint", "id": 1}]
 NO_PLATFORM = {"chassis_serials": [], "slot_numbers": [], "tray_indices": [], "host_ids": []}
 RESULT_KEYS = {"changed", "driver_loaded", "driver_version", "kernel_module", "cuda_driver_version", "nvml_version",
-               "source", "nvml_bindings", "count", "gpus", "cliques", "platform", "nvswitches", "xid_events", "errors"}
+               "source", "nvml_bindings", "count", "gpus", "cliques", "platform", "nvswitches", "xid_events",
+               "fabricmanager", "errors"}
 GPU_KEYS = {"index", "uuid", "name", "pci_address", "device_id", "numa_node", "memory_total_mib", "mig_mode",
             "persistence_mode", "fabric", "platform", "nvlink", "driver", "memory_errors", "recovery_action",
             "nvlink_errors", "xid_counts"}
@@ -66,6 +67,10 @@ def test_hgx_h100(run_host):
     assert result["cliques"] == []  # NVSwitch system: all-zero cluster UUID, not multi-node
     assert result["errors"] == []
     assert "warnings" not in result
+    assert result["fabricmanager"] == {
+        "exists": True, "enabled": True, "active": True, "masked": False, "unit_file_state": "enabled",
+        "active_state": "active", "sub_state": "running", "since": "Sat 2026-11-28 06:08:10 UTC", "result": "success",
+        "exit_status": 0, "restarts": 0}
     gpus = result["gpus"]
     assert all(set(g) == GPU_KEYS for g in gpus)
     assert [g["pci_address"] for g in gpus] == ["0000:1b:00.0", "0000:43:00.0", "0000:52:00.0", "0000:61:00.0",
@@ -90,6 +95,8 @@ def test_hgx_h100(run_host):
 def test_gb200_tray(run_host):
     result = run_host("gb200_tray")
     assert (result["source"], result["count"], result["cliques"], result["errors"]) == ("nvml", 4, [GB200_CLIQUE], [])
+    # A compute tray runs no fabric manager (the rack's switch trays do): systemd does not know the unit.
+    assert (result["fabricmanager"]["exists"], result["fabricmanager"]["active"]) == (False, False)
     assert [g["pci_address"] for g in result["gpus"]] == ["0008:01:00.0", "0009:01:00.0", "0018:01:00.0",
                                                           "0019:01:00.0"]
     assert [g["numa_node"] for g in result["gpus"]] == [0, 0, 1, 1]
@@ -169,6 +176,7 @@ def test_no_nvidia(run_host):
         "cuda_driver_version": None, "nvml_version": None, "source": "pci", "nvml_bindings": None,
         "count": 0, "gpus": [], "cliques": [],
         "platform": NO_PLATFORM, "nvswitches": {"count": 0, "pci_addresses": []}, "xid_events": None, "errors": [],
+        "fabricmanager": None,  # no NVIDIA GPU or NVSwitch: the unit is not asked for
     }
     assert "warnings" not in result
 

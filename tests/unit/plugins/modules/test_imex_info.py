@@ -21,8 +21,11 @@ CONFIG_PATH = "/etc/nvidia-imex/config.cfg"
 FIXTURE_CONFIG = {"LOG_LEVEL": "4", "LOG_FILE_NAME": "/var/log/nvidia-imex.log", "SERVER_PORT": "50000",
                   "BIND_INTERFACE_IP": "", "IMEX_NODE_CONFIG_FILE": NODES_PATH, "IMEX_WAIT_FOR_QUORUM": "RECOVERY",
                   "IMEX_ENABLE_AUTH_ENCRYPTION": "0", "IMEX_CMD_ENABLED": "1", "IMEX_CMD_PORT": "50005"}
+# The service fields systemctl gives beyond the unit files: sub-state, since when, the last result, restarts.
+UNIT_FILES_ONLY = {"sub_state": None, "since": None, "result": None, "exit_status": None, "restarts": None}
 NOT_INSTALLED_SERVICE = {"exists": False, "enabled": False, "active": False, "masked": False,
-                         "unit_file_state": None, "active_state": "inactive"}
+                         "unit_file_state": None, "active_state": "inactive", **UNIT_FILES_ONLY, "sub_state": "dead"}
+SINCE = "Sat 2026-11-28 06:08:10 UTC"
 
 
 def _ctl(root: str, body: str) -> None:
@@ -44,7 +47,8 @@ def test_gb200_tray(module_runner, host_trees):
     assert result["package"] == "nvidia-imex-570"
     assert result["version"] == "570.172.08-1"
     assert result["service"] == {"exists": True, "enabled": True, "active": True, "masked": False,
-                                 "unit_file_state": "enabled", "active_state": "active"}
+                                 "unit_file_state": "enabled", "active_state": "active", "sub_state": "running",
+                                 "since": SINCE, "result": "success", "exit_status": 0, "restarts": 0}
     assert result["config_path"] == CONFIG_PATH
     assert result["config"] == FIXTURE_CONFIG
     assert result["nodes"] == {"path": NODES_PATH, "addresses": GB200_IPS, "duplicates": [], "invalid": [],
@@ -84,7 +88,8 @@ def test_broken_node(module_runner, host_trees):
     assert result["errors"] == []
     assert (result["installed"], result["package"], result["version"]) == (True, "nvidia-imex-570", "570.172.08-1")
     assert result["service"] == {"exists": True, "enabled": False, "active": False, "masked": False,
-                                 "unit_file_state": "disabled", "active_state": "inactive"}
+                                 "unit_file_state": "disabled", "active_state": "inactive", "sub_state": "dead",
+                                 "since": SINCE, "result": "success", "exit_status": 0, "restarts": 0}
     assert result["config"] == FIXTURE_CONFIG
     assert result["nodes"] == {
         "path": NODES_PATH,
@@ -230,7 +235,7 @@ def test_masked_service_from_unit_files_without_systemctl(module_runner, fresh_t
     assert "failed" not in result
     assert result["errors"] == []
     assert result["service"] == {"exists": True, "enabled": False, "active": None, "masked": True,
-                                 "unit_file_state": "masked", "active_state": None}
+                                 "unit_file_state": "masked", "active_state": None, **UNIT_FILES_ONLY}
     assert result["domain"] is None
 
 
@@ -239,7 +244,7 @@ def test_enabled_service_from_unit_files_is_not_queried(module_runner, fresh_tre
     os.unlink(os.path.join(root, "usr/bin/systemctl"))
     result = module_runner(imex_info, {"root": root})
     assert result["service"] == {"exists": True, "enabled": True, "active": None, "masked": False,
-                                 "unit_file_state": "enabled", "active_state": None}
+                                 "unit_file_state": "enabled", "active_state": None, **UNIT_FILES_ONLY}
     # Whether the daemon runs is unknown: nvidia-imex-ctl is not asked.
     assert result["domain"] is None
     assert result["errors"] == []
@@ -253,7 +258,8 @@ def test_failing_systemctl_warns_and_reads_unit_files(module_runner, fresh_tree)
     assert result["service"]["enabled"] is True
     assert result["service"]["active"] is None
     assert warning_messages(result) == [
-        "systemctl show nvidia-imex.service --property=LoadState,UnitFileState,ActiveState,SubState exited 1: "
+        "systemctl show nvidia-imex.service --property=LoadState,UnitFileState,ActiveState,SubState,Result,"
+        "ExecMainStatus,NRestarts,StateChangeTimestamp,ActiveEnterTimestamp,InactiveEnterTimestamp exited 1: "
         "System has not been booted with systemd; service state read from the unit files"]
 
 

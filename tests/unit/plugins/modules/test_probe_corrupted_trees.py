@@ -42,7 +42,8 @@ KINDS = ("remove", "truncate", "garbage", "escape_absolute", "escape_climb", "es
 COMMON = {"changed", "invocation"}
 RESULT_KEYS = {
     "gpu_info": {"driver_loaded", "driver_version", "kernel_module", "cuda_driver_version", "nvml_version", "source",
-                 "nvml_bindings", "count", "gpus", "cliques", "platform", "nvswitches", "xid_events", "errors"},
+                 "nvml_bindings", "count", "gpus", "cliques", "platform", "nvswitches", "xid_events", "fabricmanager",
+                 "errors"},
     "connectx_info": {"ports", "count", "rdma_devices", "link_layers", "functions_without_rdma", "errors"},
     "imex_info": {"installed", "package", "version", "service", "config_path", "config", "nodes", "channels",
                   "domain", "control", "errors"},

@@ -165,7 +165,9 @@ def test_site_gate_excludes_the_degraded_tray_by_default(fleet_facts):
     assert checks["fabric"]["status"] == "pass"  # the registration itself is fine: only the new check catches it
     record = site_gate(report, list(layout), list(DEFAULT_GATE_CHECKS), list(layout), list(layout))
     assert "tray-b" in record["excluded"]
-    assert record["excluded"]["tray-b"] == [checks["fabric_health"]["message"]]
+    # Its GPUs also need a reset (gpu_health, in the default gate since the services of issue 43 item 1).
+    assert checks["gpu_health"]["status"] == "fail"
+    assert record["excluded"]["tray-b"] == [checks["fabric_health"]["message"], checks["gpu_health"]["message"]]
     assert "tray-a" not in record["excluded"]
 
 

@@ -83,14 +83,15 @@ def test_another_socket_path_setting_fails(facts):
 def test_inactive_service_and_command_service_off_fail(facts):
     gathered = copy.deepcopy(facts)
     imex = gathered["gb200_tray_host_managed"]["imex"]
-    imex["service"]["active"] = False
+    imex["service"].update(active=False, active_state="inactive", sub_state="dead")
     imex["domain"] = None
     imex["control"].update(enabled=False, ready=None, status=None,
                            reason="the command service is off (IMEX_CMD_ENABLED is not 1)")
     check = _imex_check(gathered, "gb200_tray_host_managed", gpufabric_imex_mode="dra_host_managed")
     assert check["status"] == "fail"
     assert check["message"].split("; ") == [
-        "nvidia-imex.service is not active (dra_host_managed needs the host service running)",
+        "nvidia-imex.service inactive (dead) since Sat 2026-11-28 06:08:10 UTC on tray "
+        "(IMEX mode dra_host_managed runs it on the host)",
         "the IMEX command service is off (IMEX_CMD_ENABLED is not 1 in config.cfg)",
         "the host IMEX daemon is not READY on its control socket: "
         "the command service is off (IMEX_CMD_ENABLED is not 1)"]
