@@ -18,7 +18,8 @@ as ``kubernetes.core.k8s_info`` returns them, and returns for each node what mus
 Only the node's own keys change: every other label, annotation and taint is kept as it is (the taints go back as
 the node holds them, in their order, with ours added or removed). A node already as wanted gets no patch, so a second
 run changes nothing. Hosts without a verdict (``no_hardware``, not in the report) and hosts whose node the API does not
-hold are skipped, each with one line.
+hold are skipped, each with one line; so is a host without fabric facts (unreachable: the report's ``fail`` says
+nothing about its fabric, and tainting a node for a lost connection would take it out of service for no fault of it).
 
 The names are settings (:data:`DEFAULT_NAMES`); :func:`check_key` refuses one that is not a Kubernetes label key
 (qualified name: an optional DNS subdomain prefix and ``/``, a name of at most 63 characters), naming the setting.
@@ -224,9 +225,11 @@ def plan(report: t.Any, nodes: t.Any, existing: t.Any, names: t.Any = None, tain
         node = node_of[host]
         entry = hosts.get(host)
         status = entry.get("status") if isinstance(entry, Mapping) else None
-        if status not in VERDICTS:
+        if status not in VERDICTS or "gpus" not in entry:
             why = "not in the report" if entry is None else \
-                ("no NVIDIA GPU or ConnectX port" if status == "no_hardware" else "no verdict in the report")
+                ("no NVIDIA GPU or ConnectX port" if status == "no_hardware" else
+                 "no verdict in the report" if status not in VERDICTS else
+                 "no fabric facts (unreachable, or the probe failed), so no verdict on its fabric")
             skipped.append(f"{host}: {why}; Kubernetes node {node} is left as it is")
             continue
         if node not in found:
