@@ -32,7 +32,7 @@ import yaml
 from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 from ansible.module_utils.errors import ArgumentValueError
 
-from ansible_collections.gpufabric.cluster.plugins.plugin_utils import preflight_rules
+from ansible_collections.gpufabric.cluster.plugins.plugin_utils import node_verdict, preflight_rules
 from ansible_collections.gpufabric.cluster.plugins.plugin_utils.arguments import type_name
 from ansible_collections.gpufabric.cluster.plugins.plugin_utils.report_dir import ReportDirError, report_dir
 
@@ -65,9 +65,17 @@ def _minimum_driver(name: str, value: t.Any) -> None:
     preflight_rules.read_min_driver(name, value)
 
 
+def _label_key(name: str, value: t.Any) -> None:
+    """A key of the node verdict ``name`` as Kubernetes reads it (:func:`.node_verdict.check_key`)."""
+    node_verdict.check_key(name, value)
+
+
 # Settings whose consumer reads them more strictly than their argument spec: checked by it too once the spec's check
 # finds nothing, so that the settings check refuses what the playbook would refuse later, naming the variable.
-_CONSUMED = {"gpufabric_preflight_settings": _preflight_rules, "gpufabric_min_driver_version": _minimum_driver}
+_CONSUMED = {"gpufabric_preflight_settings": _preflight_rules, "gpufabric_min_driver_version": _minimum_driver,
+             **dict.fromkeys(node_verdict.DEFAULT_NAMES, _label_key)}
+# What those consumers raise: a refusal, one line naming the variable.
+_CONSUMED_ERRORS = (preflight_rules.RuleError, node_verdict.NodeVerdictError)
 # How many hosts a line names before it counts the rest.
 _SHOWN_HOSTS = 10
 _SHOWN_TEXT = 60
@@ -216,7 +224,7 @@ def value_problems(name: str, spec: Mapping, value: t.Any, site: bool = False) -
         if not problems and name in _CONSUMED:
             try:
                 _CONSUMED[name](name, value)
-            except preflight_rules.RuleError as exc:
+            except _CONSUMED_ERRORS as exc:
                 problems.append(str(exc))
         return problems
     checked = {key: spec[key] for key in ("type", "elements", "choices") if key in spec}
@@ -228,7 +236,7 @@ def value_problems(name: str, spec: Mapping, value: t.Any, site: bool = False) -
     if not errors and name in _CONSUMED and value is not None:
         try:
             _CONSUMED[name](name, value)
-        except preflight_rules.RuleError as exc:
+        except _CONSUMED_ERRORS as exc:
             return [str(exc)]
     if not errors:
         return []
