@@ -128,7 +128,8 @@ def problems_text(checks: t.Any) -> str:
     """The annotation of a host's ``checks``: ``fail 2: a, b; warn 1: c``, names only, capped; empty when none."""
     by_status: dict[str, list[str]] = {"fail": [], "warn": []}
     for check in checks if isinstance(checks, list) else []:
-        if not isinstance(check, Mapping) or check.get("status") not in by_status:
+        if not isinstance(check, Mapping) or not isinstance(check.get("status"), str) \
+                or check["status"] not in by_status:
             continue
         name = check.get("name")
         by_status[check["status"]].append(name if isinstance(name, str) and _CHECK_NAME.fullmatch(name) else "?")

@@ -153,6 +153,9 @@ def test_the_annotation_is_capped():
     assert text == "fail 20: " + ", ".join(f"check_{number:02d}" for number in range(8)) + " and 12 more"
     odd = nv.problems_text([{"name": "x" * 300, "status": "fail"}, {"name": "a b\n", "status": "warn"}])
     assert odd == "fail 1: ?; warn 1: ?"
+    # a status of the wrong type (a list, a dict: unhashable) is no verdict, never a TypeError (found by the property
+    # test below in a batch run)
+    assert nv.problems_text([{"name": "a", "status": ["fail"]}, {"name": "b", "status": {"x": 1}}]) == ""
     assert len(nv.problems_text([{"name": f"c{n}", "status": s} for n in range(2000) for s in ("fail", "warn")])) \
         <= nv.ANNOTATION_MAX
 
