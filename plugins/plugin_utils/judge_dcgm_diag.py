@@ -116,8 +116,8 @@ def judge_dcgm_diag(parsed: t.Any, host: t.Any = None, domain: t.Any = None, run
     def where(result: Mapping) -> str:
         if kind == "diag":
             return f"{prefix}host {host}: "
-        name = result.get("hostname") or (f"host id {result['host_id']}" if result.get("host_id") is not None
-                                           else None)
+        host_id = result.get("host_id")
+        name = result.get("hostname") or (f"host id {host_id}" if host_id is not None else None)
         return f"{prefix}host {name}: " if name else prefix
 
     failures: list[str] = []

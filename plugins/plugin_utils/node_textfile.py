@@ -129,4 +129,3 @@ def textfile(entry: t.Any, facts: t.Any = None) -> str:
     for gpu in _list(_map(facts.get("gpu")).get("gpus")):
         _gpu(families, _map(gpu))
     return families.text()
-

@@ -65,7 +65,7 @@ def key_problem(key: t.Any) -> str | None:
     """Why ``key`` is no Kubernetes label key (qualified name), or None when it is one."""
     if not isinstance(key, str) or not key:
         return "it must be a non-empty string"
-    prefix, _, name = key.rpartition("/")
+    prefix, _slash, name = key.rpartition("/")
     if "/" in key and not prefix:
         return "the prefix before / is empty"
     if not name:

@@ -71,16 +71,16 @@ def runs(api_client, cluster, tmp_path_factory):
                                                        before[failing]), THEIR_TAINT]}})
     # The verdict tasks as the preflight's judging play runs them, with a report in which the failing host passes.
     passing = directory / "pass.yml"
+    report = {"hosts": {failing: {"status": "pass", "gpus": 4, "connectx_ports": 4,
+                                  "checks": [{"name": "driver", "status": "pass", "message": "ok"}]}}}
+    settings = {"name": "Apply the site-wide settings",
+                "ansible.builtin.import_role": {"name": "gpufabric.cluster.gpufabric", "tasks_from": "settings"}}
+    verdict = {"name": "Leave the verdict",
+               "ansible.builtin.include_role": {"name": "gpufabric.cluster.gpufabric", "tasks_from": "node_verdict"},
+               "vars": {"__gpufabric_verdict_report": report}}
     passing.write_text(yaml.safe_dump([{
         "name": "The verdict of a preflight in which every host passes", "hosts": "gpu_nodes", "gather_facts": False,
-        "tasks": [{"name": "Apply the site-wide settings", "ansible.builtin.import_role": {
-                       "name": "gpufabric.cluster.gpufabric", "tasks_from": "settings"}},
-                  {"name": "Leave the verdict", "ansible.builtin.include_role": {
-                       "name": "gpufabric.cluster.gpufabric", "tasks_from": "node_verdict"},
-                   "vars": {"__gpufabric_verdict_report": {"hosts": {failing: {
-                       "status": "pass", "gpus": 4, "connectx_ports": 4,
-                       "checks": [{"name": "driver", "status": "pass", "message": "ok"}]}}}}}],
-    }], sort_keys=False))
+        "tasks": [settings, verdict]}], sort_keys=False))
     try:
         checked = runner.run("gpufabric.cluster.preflight", "--check", extra_vars=extra, timeout=300)
         after_check = {node: marks(core, node) for node in (failing, warning, idle)}

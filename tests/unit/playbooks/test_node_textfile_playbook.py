@@ -58,9 +58,9 @@ def test_each_host_gets_its_textfile_once_and_check_mode_writes_none(fleet):
         verdicts[name] = int(found.group(1)) if found else None
     assert verdicts == {"hgx": 1, "broken": 2, "plain": None}
     # a temporary file of the atomic write is never left behind
-    assert sorted(path.name for path in (fleet / "textfiles").rglob("*")) == ["broken", "gpufabric_fabric.prom",
-                                                                             "gpufabric_fabric.prom",
-                                                                             "gpufabric_fabric.prom", "hgx", "plain"]
+    written = sorted(path.name for path in (fleet / "textfiles").rglob("*"))
+    assert written == ["broken", "gpufabric_fabric.prom", "gpufabric_fabric.prom", "gpufabric_fabric.prom", "hgx",
+                       "plain"]
     again = run_preflight(fleet)
     assert again.returncode == 0
     assert set(_changed(again.stdout).values()) == {0}, again.stdout

@@ -199,14 +199,14 @@ def test_a_gb300_run_below_its_floor_fails_where_the_gb200_floor_would_pass_it()
                                    "NVIDIA H200 NVL", "NVIDIA B200", "NVIDIA-B200", "NVIDIA GH200 480GB", "NVIDIA H800",
                                    "NVIDIA A100-SXM4-80GB", "NVIDIA B300 SXM6 AC", "NVIDIA GB20", "NVIDIA GB2000"])
 def test_a_model_without_a_calibration_point_asks_for_the_threshold(model):
-    with pytest.raises(AnsibleFilterError, match=r"^judge_nccl_tests: no public all_reduce calibration for GPU model "
-                                                  r".*; give threshold_gbps$"):
+    no_floor = r"^judge_nccl_tests: no public all_reduce calibration for GPU model .*; give threshold_gbps$"
+    with pytest.raises(AnsibleFilterError, match=no_floor):
         judge_nccl_tests(parse_nccl_tests(_synthetic_run()), facts={"shape": "nvlink", "gpu_model": model})
 
 
 def test_a_name_of_two_models_is_no_one_models_floor():
-    with pytest.raises(AnsibleFilterError, match=r"names more than one GPU model \(GB300, GB200\); give one model's "
-                                                  r"name or threshold_gbps$"):
+    two = r"names more than one GPU model \(GB300, GB200\); give one model's name or threshold_gbps$"
+    with pytest.raises(AnsibleFilterError, match=two):
         judge_nccl_tests(parse_nccl_tests(_synthetic_run()), facts={"shape": "nvlink", "gpu_model": "GB200 or GB300"})
 
 

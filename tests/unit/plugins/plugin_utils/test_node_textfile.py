@@ -41,13 +41,13 @@ def parse(text: str) -> dict[str, dict]:
     current = None
     for line in text.splitlines():
         if line.startswith("# HELP "):
-            name, _, help_text = line[7:].partition(" ")
+            name, _space, help_text = line[7:].partition(" ")
             assert re.fullmatch(METRIC, name) and name not in families, line
             assert "\\" not in help_text
             families[name] = current = {"help": help_text, "type": None, "samples": []}
             current["name"] = name
         elif line.startswith("# TYPE "):
-            name, _, kind = line[7:].partition(" ")
+            name, _space, kind = line[7:].partition(" ")
             assert current and name == current["name"] and kind == "gauge" and not current["samples"], line
             current["type"] = kind
         else:
@@ -139,4 +139,4 @@ def test_any_facts_give_a_valid_exposition_or_a_clear_error(entry, facts):
         assert str(exc) and "\n" not in str(exc)
         return
     families = parse(text)
-    assert all(value >= 0 for family in families.values() for _, value in family["samples"])
+    assert all(value >= 0 for family in families.values() for _labels, value in family["samples"])

@@ -180,8 +180,8 @@ def _check(parsed: dict) -> None:
 @settings(max_examples=150, deadline=None)
 @given(_JSON)
 def test_any_json_value_gives_a_result_or_the_clear_error(value):
-    for given_value in (value, json.dumps(value), {"DCGM Diagnostic": value}, {"DCGM Multi-Node Diagnostic": "x",
-                                                                                "test_categories": value}):
+    multi_node = {"DCGM Multi-Node Diagnostic": "x", "test_categories": value}
+    for given_value in (value, json.dumps(value), {"DCGM Diagnostic": value}, multi_node):
         try:
             _check(parse_dcgm_diag(given_value))
         except DcgmDiagParseError as error:

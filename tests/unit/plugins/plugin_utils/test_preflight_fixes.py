@@ -113,8 +113,8 @@ def test_property_every_failure_and_warning_is_in_exactly_one_group(hosts):
     # each host's message as it is, or with the host's own name read as "each host" in a line several hosts share
     for item in problems:
         for name in item["hosts"]:
-            own = [message for check, status, message in hosts[name] if (check, status) == (item["check"],
-                                                                                          item["status"])]
+            wanted = (item["check"], item["status"])
+            own = [message for check, status, message in hosts[name] if (check, status) == wanted]
             assert item["message"] in own or (len(item["hosts"]) > 1 and any(
                 item["message"] == fixes.own_name_generic(message, name) != message for message in own))
     assert [item["status"] for item in problems] == sorted((item["status"] for item in problems),

@@ -235,8 +235,8 @@ _statuses = st.sampled_from(["pass", "warn", "fail", "skip", "no_hardware", "bog
     "status": _statuses, "summary": _texts,
     "checks": st.lists(st.fixed_dictionaries({"name": _texts, "status": _statuses, "message": _texts}), max_size=4)}),
     max_size=6), clique=_texts, data=st.data())
-def test_any_host_names_and_check_texts_give_one_escaped_cell_per_host_and_a_tile_unless_it_passes(hosts, clique,
-                                                                                                  data):
+def test_any_host_names_and_check_texts_give_one_escaped_cell_per_host_and_a_tile_unless_it_passes(
+        hosts, clique, data):
     members = data.draw(st.lists(st.sampled_from(sorted(hosts)), unique=True) if hosts else st.just([]))
     report = {"summary": {"hosts": len(hosts), "ready": False}, "hosts": hosts,
               "imex_domains": [{"clique": clique, "members": members, "status": "fail", "problems": ["<p>"]}]}

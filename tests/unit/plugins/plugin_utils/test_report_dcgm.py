@@ -95,4 +95,3 @@ def test_a_dcgm_value_that_is_no_verdict_is_refused_by_both(value, message):
         with pytest.raises(AnsibleFilterError) as caught:
             render(value)
         assert str(caught.value).startswith(f"{name}: ") and message in str(caught.value)
-
