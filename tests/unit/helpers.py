@@ -13,6 +13,8 @@ import struct
 import subprocess
 from pathlib import Path
 
+from fixtures.recorded_nvml import recorded_facts
+
 
 def write_host_file(root: str, path: str, content: str, mode: int = 0o644) -> None:
     """Write a host-absolute ``path`` below ``root`` (parents created), then set its mode."""
@@ -21,6 +23,17 @@ def write_host_file(root: str, path: str, content: str, mode: int = 0o644) -> No
     with open(full, "w", encoding="utf-8") as handle:
         handle.write(content)
     os.chmod(full, mode)
+
+
+def gathered_trees(tree_builder, command_runner, dest: str, names) -> dict[str, dict]:
+    """``ansible_facts['gpufabric']`` of each recorded tree in ``names``, built under ``dest`` and gathered by the real
+    probe with its recorded NVML answers, without the probe's warnings."""
+    gathered = {}
+    for name in names:
+        payload = recorded_facts(tree_builder.build_tree(name, dest), command_runner)
+        payload.pop("warnings")
+        gathered[name] = payload
+    return gathered
 
 
 def warning_messages(result: dict) -> list[str]:

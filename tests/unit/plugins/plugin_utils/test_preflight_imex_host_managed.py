@@ -8,11 +8,11 @@ from __future__ import annotations
 import copy
 
 import pytest
-from fixtures.recorded_nvml import recorded_facts
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ansible_collections.gpufabric.cluster.plugins.filter.preflight_report import preflight_report
+from ansible_collections.gpufabric.cluster.tests.unit.helpers import gathered_trees
 
 SOCKET = "/etc/nvidia-imex/imex_ctrl.sock"
 TREES = ("gb200_tray", "gb200_tray_host_managed", "gb200_tray_imex_not_ready", "hgx_h100", "broken_node")
@@ -21,13 +21,7 @@ TREES = ("gb200_tray", "gb200_tray_host_managed", "gb200_tray_imex_not_ready", "
 @pytest.fixture(scope="module")
 def facts(tmp_path_factory, tree_builder, command_runner):
     """The gathered facts of the recorded trees this file judges."""
-    dest = str(tmp_path_factory.mktemp("host-managed"))
-    gathered = {}
-    for name in TREES:
-        payload = recorded_facts(tree_builder.build_tree(name, dest), command_runner)
-        payload.pop("warnings")
-        gathered[name] = payload
-    return gathered
+    return gathered_trees(tree_builder, command_runner, str(tmp_path_factory.mktemp("host-managed")), TREES)
 
 
 def _imex_check(facts, tree, **host_vars):

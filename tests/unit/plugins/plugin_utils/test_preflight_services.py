@@ -9,7 +9,6 @@ from __future__ import annotations
 import copy
 
 import pytest
-from fixtures.recorded_nvml import recorded_facts
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -22,6 +21,7 @@ from ansible_collections.gpufabric.cluster.plugins.plugin_utils.services import 
     imex_service_findings,
     unit_finding,
 )
+from ansible_collections.gpufabric.cluster.tests.unit.helpers import gathered_trees
 
 TREES = ("hgx_h100", "hgx_h100_fm_down", "gb200_tray", "gb200_tray_imex_failed", "gb200_tray_no_partition",
          "gb200_tray_host_managed", "broken_node", "no_nvidia")
@@ -37,13 +37,7 @@ IMEX_FAILED = ("nvidia-imex.service failed since Sat 2026-11-28 06:08:10 UTC, la
 @pytest.fixture(scope="module")
 def facts(tmp_path_factory, tree_builder, command_runner):
     """The gathered facts of the recorded trees this file judges."""
-    dest = str(tmp_path_factory.mktemp("services"))
-    gathered = {}
-    for name in TREES:
-        payload = recorded_facts(tree_builder.build_tree(name, dest), command_runner)
-        payload.pop("warnings")
-        gathered[name] = payload
-    return gathered
+    return gathered_trees(tree_builder, command_runner, str(tmp_path_factory.mktemp("services")), TREES)
 
 
 def _report(facts, tree, **host_vars):
