@@ -115,6 +115,19 @@ def test_taint_off_leaves_no_taint_and_removes_ours():
     assert patch["spec"] == {"taints": []}
 
 
+@pytest.mark.parametrize(("taint", "tainted"), [("false", False), ("no", False), ("true", True), ("yes", True)])
+def test_taint_given_as_text_the_way_extra_vars_pass_it(taint, tainted):
+    """-e gpufabric_node_verdict_taint=false reaches the filter as the string 'false': it must not taint."""
+    report = _report(h=_entry("fail", ("gpu_health", "fail")))
+    patch = nv.plan(report, {"h": "n"}, [_node("n")], taint=taint, today=DAY)["nodes"][0]["patch"]
+    assert ("spec" in patch) is tainted
+
+
+def test_a_taint_setting_that_is_no_boolean_is_refused():
+    with pytest.raises(ArgumentError, match=r"^taint"):
+        nv.plan(_report(h=_entry("fail", ("gpu_health", "fail"))), {"h": "n"}, [_node("n")], taint="maybe", today=DAY)
+
+
 def test_names_are_settings():
     names = {"gpufabric_node_verdict_label": "example.com/fabric", "gpufabric_node_verdict_taint_key": "bad-fabric"}
     plan = nv.plan(_report(h=_entry("fail", ("probe", "fail"))), {"h": "n"}, [_node("n")], names=names, taint=True,
