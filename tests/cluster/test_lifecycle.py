@@ -102,6 +102,41 @@ def test_port_in_use_is_named(bin_dir, tmp_path):
     assert harness.status(tmp_path / "run") == {"running": False}
 
 
+def test_picked_ports_lie_outside_the_ephemeral_range():
+    """An outgoing connection's source port comes from the ephemeral range: a picked port never does, so no client
+    of another harness can take it before the component binds it (CI once saw kube-scheduler exit on that)."""
+    low, high = harness.ports.ephemeral_range()
+    picked = harness.ports.choose_ports({})
+    assert sorted(picked) == sorted(harness.PORTS)
+    assert len(set(picked.values())) == len(picked)
+    assert not [port for port in picked.values() if low <= port <= high]
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("32768\t60999\n", range(10000, 32768)),
+    ("1024 65000", range(65001, 65536)),
+    ("", range(10000, 32768)),
+    ("60999", range(10000, 32768)),
+])
+def test_pickable_ports_follow_the_kernel_setting(tmp_path, text, expected):
+    setting = tmp_path / "ip_local_port_range"
+    setting.write_text(text)
+    assert harness.ports.pickable_ports(setting) == expected
+
+
+def test_a_busy_port_is_passed_over_and_a_full_range_named(monkeypatch):
+    monkeypatch.setenv("PYTEST_XDIST_WORKER", "gw0")
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        candidates = range(port, port + 1)
+        with pytest.raises(harness.HarnessError, match=f"no 1 free ports on 127.0.0.1 between {port} and {port}"):
+            harness.ports.free_ports(1, set(), candidates)
+        free = harness.ports.free_ports(2, {port + 1}, range(port, port + 40))
+    assert port not in free and port + 1 not in free and len(set(free)) == 2
+
+
 def test_failed_up_stops_what_it_started(bin_dir, tmp_path):
     """A kube-apiserver that dies at once: up names it, stops etcd and exits non-zero."""
     fake = tmp_path / "bin"
