@@ -85,5 +85,5 @@ def choose_ports(requested: dict[str, int]) -> dict[str, int]:
             ports[name] = port
     unpicked = [name for name in PORTS if name not in ports]
     picked = free_ports(len(unpicked), set(ports.values())) if unpicked else []
-    ports.update(zip(unpicked, picked))
+    ports.update(zip(unpicked, picked, strict=True))
     return {name: ports[name] for name in PORTS}
