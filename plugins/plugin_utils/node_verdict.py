@@ -5,7 +5,7 @@
 
 :func:`plan` reads the preflight report (``gpufabric.cluster.preflight_report``: ``hosts`` maps a host to its
 ``status``, ``pass``, ``warn``, ``fail`` or ``no_hardware``, and its ``checks``), each host's Kubernetes node name (the
-rule of ``nvidia_driver_kubernetes_node``, handed in as ``nodes`` as the driver's waves take it) and the Node objects
+setting ``gpufabric_kubernetes_node``, handed in as ``nodes`` as the driver's waves take it) and the Node objects
 as ``kubernetes.core.k8s_info`` returns them, and returns for each node what must change so that it carries:
 
 - the verdict label (``pass``, ``warn`` or ``fail``) and the date label (``YYYY-MM-DD``, the day of the run that

@@ -128,7 +128,7 @@ def test_hosts_without_a_node_or_a_verdict_are_skipped_with_one_line(runs):
     idle = runs["nodes"][2]
     output = " ".join(runs["first"].output.split())
     assert f"{idle}: no NVIDIA GPU or ConnectX port; Kubernetes node {idle} is left as it is" in output
-    assert f"{MISSING}: no Kubernetes node {MISSING} in the cluster (nvidia_driver_kubernetes_node); its verdict " \
+    assert f"{MISSING}: no Kubernetes node {MISSING} in the cluster (gpufabric_kubernetes_node); its verdict " \
            f"warn is not put on a node" in output
 
 
