@@ -18,10 +18,10 @@ from ansible_collections.gpufabric.cluster.plugins.plugin_utils import node_verd
 
 @arguments.filter_errors("node_verdict")
 def node_verdict(report: t.Any, nodes: t.Any, existing: t.Any, names: t.Any = None, taint: t.Any = False,
-                 today: t.Any = None, nodes_variable: str = "nodes") -> dict:
+                 today: t.Any = None, nodes_variable: str = "nodes", kind: t.Any = "preflight") -> dict:
     """Return what to change on each host's Node; see the filter documentation."""
     try:
-        return _logic.plan(report, nodes, existing, names, taint, today, nodes_variable)
+        return _logic.plan(report, nodes, existing, names, taint, today, nodes_variable, kind)
     except (arguments.ArgumentError, _logic.NodeVerdictError) as exc:
         raise AnsibleFilterError(f"node_verdict: {exc}") from None
 

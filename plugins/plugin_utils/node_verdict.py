@@ -34,13 +34,23 @@ from collections.abc import Mapping
 
 from ansible_collections.gpufabric.cluster.plugins.plugin_utils import arguments
 
-# The settings that name the keys, and their defaults: one prefix, the collection's.
+# The settings that name the keys, and their defaults: one prefix, the collection's. In this order: the verdict
+# label, the date label, the problems annotation, the taint key.
 DEFAULT_NAMES = {
     "gpufabric_node_verdict_label": "gpufabric.cluster/fabric-verdict",
     "gpufabric_node_verdict_date_label": "gpufabric.cluster/fabric-verdict-date",
     "gpufabric_node_verdict_annotation": "gpufabric.cluster/fabric-problems",
     "gpufabric_node_verdict_taint_key": "gpufabric.cluster/fabric-unhealthy",
 }
+# The validation's verdict (plugin_utils/validation_verdict.py) has keys of its own: a node can pass its preflight
+# and fail a measurement, and each run must leave the other's verdict as it is.
+VALIDATION_NAMES = {
+    "gpufabric_validation_verdict_label": "gpufabric.cluster/validation-verdict",
+    "gpufabric_validation_verdict_date_label": "gpufabric.cluster/validation-verdict-date",
+    "gpufabric_validation_verdict_annotation": "gpufabric.cluster/validation-problems",
+    "gpufabric_validation_verdict_taint_key": "gpufabric.cluster/validation-failed",
+}
+KINDS = {"preflight": DEFAULT_NAMES, "validation": VALIDATION_NAMES}
 # The report's statuses that are verdicts; a host of another status (no_hardware) gets none.
 VERDICTS = ("pass", "warn", "fail")
 TAINT_EFFECT = "NoSchedule"
@@ -91,18 +101,25 @@ def check_key(variable: str, key: t.Any) -> str:
     return t.cast(str, key)
 
 
-def names_of(names: t.Any) -> dict[str, str]:
-    """The key settings: :data:`DEFAULT_NAMES` with those of ``names`` (setting -> key), each checked."""
+def _defaults(kind: t.Any) -> dict[str, str]:
+    if not isinstance(kind, str) or kind not in KINDS:
+        raise NodeVerdictError(f"kind must be one of {', '.join(KINDS)}, got "
+                               f"{kind[:40] if isinstance(kind, str) else arguments.type_name(kind)}")
+    return KINDS[kind]
+
+
+def names_of(names: t.Any, kind: t.Any = "preflight") -> dict[str, str]:
+    """The key settings of ``kind``: its defaults (:data:`KINDS`) with those of ``names`` (setting -> key), checked."""
+    defaults = _defaults(kind)
     given = arguments.mapping("names", names or {})
-    unknown = sorted(str(name) for name in given if name not in DEFAULT_NAMES)
+    unknown = sorted(str(name) for name in given if name not in defaults)
     if unknown:
-        raise NodeVerdictError(f"names: unknown setting(s) {', '.join(unknown)}; known: {', '.join(DEFAULT_NAMES)}")
-    merged = {**DEFAULT_NAMES, **given}
+        raise NodeVerdictError(f"names: unknown setting(s) {', '.join(unknown)}; known: {', '.join(defaults)}")
+    merged = {**defaults, **given}
     checked = {variable: check_key(variable, key) for variable, key in merged.items()}
-    labels = [checked["gpufabric_node_verdict_label"], checked["gpufabric_node_verdict_date_label"]]
-    if labels[0] == labels[1]:
-        raise NodeVerdictError(f"gpufabric_node_verdict_label and gpufabric_node_verdict_date_label must differ, "
-                               f"both are {labels[0]!r}")
+    (label, label_key), (date, date_key) = list(checked.items())[:2]
+    if label_key == date_key:
+        raise NodeVerdictError(f"{label} and {date} must differ, both are {label_key!r}")
     return checked
 
 
@@ -175,7 +192,11 @@ def _part(node: Mapping, *path: str) -> t.Any:
 
 def node_change(node: Mapping, verdict: str, day: str, problems: str, names: Mapping[str, str],
                 taint: bool) -> dict:
-    """The merge patch that gives ``node`` its verdict (``{}`` when it has it already)."""
+    """The merge patch that gives ``node`` its verdict (``{}`` when it has it already).
+
+    ``names`` holds the keys in the order of :data:`KINDS`' mappings (as :func:`names_of` returns them): the verdict
+    label, the date label, the annotation, the taint key.
+    """
     labels = _part(node, "metadata", "labels")
     labels = labels if isinstance(labels, Mapping) else {}
     annotations = _part(node, "metadata", "annotations")
@@ -183,15 +204,14 @@ def node_change(node: Mapping, verdict: str, day: str, problems: str, names: Map
     taints = _part(node, "spec", "taints")
     taints = [item for item in taints if isinstance(item, Mapping)] if isinstance(taints, list) else []
     metadata: dict[str, dict] = {}
-    wanted_labels = {names["gpufabric_node_verdict_label"]: verdict, names["gpufabric_node_verdict_date_label"]: day}
+    label, date_label, annotation, key = names.values()
+    wanted_labels = {label: verdict, date_label: day}
     changed_labels = {key: value for key, value in wanted_labels.items() if labels.get(key) != value}
     if changed_labels:
         metadata["labels"] = changed_labels
-    annotation = names["gpufabric_node_verdict_annotation"]
     wanted_annotation = problems or None
     if annotations.get(annotation) != wanted_annotation:
         metadata["annotations"] = {annotation: wanted_annotation}
-    key = names["gpufabric_node_verdict_taint_key"]
     others = [dict(item) for item in taints if item.get("key") != key]
     ours = [dict(item) for item in taints if item.get("key") == key]
     wanted_ours = [{"key": key, "value": "fail", "effect": TAINT_EFFECT}] if taint and verdict == "fail" else []
@@ -206,16 +226,19 @@ def node_change(node: Mapping, verdict: str, day: str, problems: str, names: Map
 
 
 def plan(report: t.Any, nodes: t.Any, existing: t.Any, names: t.Any = None, taint: t.Any = False,
-         today: t.Any = None, nodes_variable: str = "nodes") -> dict:
+         today: t.Any = None, nodes_variable: str = "nodes", kind: t.Any = "preflight") -> dict:
     """What to change on each host's Node: ``{nodes: [{host, node, verdict, problems, patch}], skipped: [line]}``.
 
     ``nodes`` maps each host to label to its Kubernetes node name (``nodes_variable`` in messages; two hosts with one
     name are refused); ``existing`` are the Node objects (``k8s_info`` resources); ``names`` the key settings that
     differ from :data:`DEFAULT_NAMES`; ``taint`` whether failing nodes are tainted; ``today`` the date label's day
     (default: the controller's, UTC). ``nodes`` lists every host with a verdict, sorted by host, ``patch`` empty when
-    the node holds its verdict already; ``skipped`` one line per host not labelled, naming why.
+    the node holds its verdict already; ``skipped`` one line per host not labelled, naming why. ``kind`` is whose
+    verdict it is: ``preflight`` (the report of gpufabric.cluster.preflight_report) or ``validation`` (that of
+    :func:`...validation_verdict.node_report`, keyed by node, whose entries hold no fabric facts), each with its own
+    keys.
     """
-    checked = names_of(names)
+    checked = names_of(names, kind)
     taint = arguments.boolean("taint", taint)
     day = _day(today)
     hosts = arguments.mapping("report.hosts", arguments.mapping("report", report).get("hosts"))
@@ -226,7 +249,7 @@ def plan(report: t.Any, nodes: t.Any, existing: t.Any, names: t.Any = None, tain
         node = node_of[host]
         entry = hosts.get(host)
         status = entry.get("status") if isinstance(entry, Mapping) else None
-        if status not in VERDICTS or "gpus" not in entry:
+        if status not in VERDICTS or (kind == "preflight" and "gpus" not in entry):
             why = "not in the report" if entry is None else \
                 ("no NVIDIA GPU or ConnectX port" if status == "no_hardware" else
                  "no verdict in the report" if status not in VERDICTS else

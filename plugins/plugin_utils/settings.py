@@ -73,7 +73,8 @@ def _label_key(name: str, value: t.Any) -> None:
 # Settings whose consumer reads them more strictly than their argument spec: checked by it too once the spec's check
 # finds nothing, so that the settings check refuses what the playbook would refuse later, naming the variable.
 _CONSUMED = {"gpufabric_preflight_settings": _preflight_rules, "gpufabric_min_driver_version": _minimum_driver,
-             **dict.fromkeys(node_verdict.DEFAULT_NAMES, _label_key)}
+             **dict.fromkeys(node_verdict.DEFAULT_NAMES, _label_key),
+             **dict.fromkeys(node_verdict.VALIDATION_NAMES, _label_key)}
 # What those consumers raise: a refusal, one line naming the variable.
 _CONSUMED_ERRORS = (preflight_rules.RuleError, node_verdict.NodeVerdictError)
 # How many hosts a line names before it counts the rest.

@@ -147,3 +147,98 @@ def test_a_node_that_passes_again_loses_taint_and_annotation_and_says_pass(runs)
                                THEIR_LABEL: "ops"}
     assert after["annotation"] is None
     assert after["taints"] == [THEIR_TAINT]
+
+
+# The validation's verdict (playbooks/validate.yml's judging play includes roles/gpufabric/tasks/validation_verdict.yml
+# with gpufabric_validation as it collects it): the keys of its own, beside the preflight's.
+V_LABEL = "gpufabric.cluster/validation-verdict"
+V_DATE = "gpufabric.cluster/validation-verdict-date"
+V_ANNOTATION = "gpufabric.cluster/validation-problems"
+V_TAINT = "gpufabric.cluster/validation-failed"
+
+
+def validation_marks(core, node: str) -> dict:
+    read = core.read_node(node)
+    labels, annotations = read.metadata.labels or {}, read.metadata.annotations or {}
+    return {"labels": {key: labels[key] for key in (V_LABEL, LABEL) if key in labels},
+            "annotation": annotations.get(V_ANNOTATION),
+            "taints": sorted(taint.key for taint in read.spec.taints or [] if taint.key in (V_TAINT, TAINT))}
+
+
+def _measured(status: str, *nodes: str) -> dict:
+    return {"placement": {"nodes": list(nodes)}, "verdict": {"status": status}}
+
+
+@pytest.fixture(scope="module")
+def validation_runs(runs, api_client, cluster, tmp_path_factory):
+    core = client.CoreV1Api(api_client)
+    failing, warning, idle = runs["nodes"]
+    directory = tmp_path_factory.mktemp("validation-verdict")
+    runner = role_runner.Runner(cluster, directory, {}, {})
+    runner.inventory.write_text(yaml.safe_dump({"all": {"hosts": {"localhost": {
+        "ansible_connection": "local", "ansible_python_interpreter": sys.executable}}}}))
+
+    def playbook(name: str, validation: dict):
+        path = directory / f"{name}.yml"
+        path.write_text(yaml.safe_dump([{
+            "name": f"The validation's verdict: {name}", "hosts": "localhost", "gather_facts": False,
+            "vars": {"gpufabric_validation": validation},
+            "tasks": [{"name": "Apply the site-wide settings", "ansible.builtin.import_role": {
+                "name": "gpufabric.cluster.gpufabric", "tasks_from": "settings"}},
+                {"name": "Leave the verdict", "ansible.builtin.include_role": {
+                    "name": "gpufabric.cluster.gpufabric", "tasks_from": "validation_verdict"}}]}], sort_keys=False))
+        return path
+
+    rdma = {"rail": "mlx5_0", "server": {"node": warning}, "client": {"node": idle}, "verdict": {"status": "pass"}}
+    failed = playbook("failed", {"compute_domain": None, "nccl": _measured("fail", failing, warning), "rdma": [rdma]})
+    passed = playbook("passed", {"compute_domain": _measured("pass", failing, warning), "nccl": None, "rdma": []})
+    extra = {"gpufabric_validation_verdict": True, "gpufabric_validation_verdict_taint": True}
+    nodes = (failing, warning, idle)
+    try:
+        checked = runner.run(failed, "--check", extra_vars=extra, timeout=120)
+        after_check = {node: validation_marks(core, node) for node in nodes}
+        first = runner.run(failed, extra_vars=extra, timeout=120)
+        after_first = {node: validation_marks(core, node) for node in nodes}
+        again = runner.run(failed, extra_vars=extra, timeout=120)
+        recovered = runner.run(passed, extra_vars=extra, timeout=120)
+        after_pass = {node: validation_marks(core, node) for node in nodes}
+        yield {"nodes": nodes, "checked": checked, "after_check": after_check, "first": first,
+               "after_first": after_first, "again": again, "recovered": recovered, "after_pass": after_pass}
+    finally:
+        for node in nodes:
+            read = core.read_node(node)
+            core.patch_node(node, {"metadata": {"labels": {V_LABEL: None, V_DATE: None},
+                                                "annotations": {V_ANNOTATION: None}},
+                                   "spec": {"taints": [client.ApiClient().sanitize_for_serialization(taint)
+                                                       for taint in read.spec.taints or [] if taint.key != V_TAINT]
+                                            or None}})
+
+
+def test_the_validation_verdict_goes_on_the_measured_nodes_beside_the_preflights(validation_runs, runs):
+    failing, warning, idle = validation_runs["nodes"]
+    assert validation_runs["checked"].rc == 0, validation_runs["checked"].output
+    preflight = {node: runs["after_pass"]["labels"][LABEL] if node == failing else
+                 runs["after_first"][node]["labels"].get(LABEL) for node in validation_runs["nodes"]}
+    assert validation_runs["after_check"] == {
+        node: {"labels": {LABEL: preflight[node]} if preflight[node] else {}, "annotation": None,
+               "taints": []} for node in validation_runs["nodes"]}
+    first = validation_runs["first"]
+    assert first.rc == 0, first.output
+    after = validation_runs["after_first"]
+    assert after[failing] == {"labels": {V_LABEL: "fail", LABEL: "pass"}, "annotation": "fail 1: nccl",
+                              "taints": [V_TAINT]}
+    assert after[warning] == {"labels": {V_LABEL: "fail", LABEL: "warn"}, "annotation": "fail 1: nccl",
+                              "taints": [V_TAINT]}
+    assert after[idle] == {"labels": {V_LABEL: "pass"}, "annotation": None, "taints": []}
+    counts = changed(validation_runs["again"].output)
+    assert validation_runs["again"].rc == 0 and counts == {"localhost": 0}, validation_runs["again"].output
+
+
+def test_a_node_that_passes_a_later_validation_loses_taint_and_annotation(validation_runs):
+    failing, warning, idle = validation_runs["nodes"]
+    assert validation_runs["recovered"].rc == 0, validation_runs["recovered"].output
+    after = validation_runs["after_pass"]
+    assert after[failing] == {"labels": {V_LABEL: "pass", LABEL: "pass"}, "annotation": None, "taints": []}
+    assert after[warning] == {"labels": {V_LABEL: "pass", LABEL: "warn"}, "annotation": None, "taints": []}
+    # not measured this time: left as the last validation left it
+    assert after[idle] == {"labels": {V_LABEL: "pass"}, "annotation": None, "taints": []}
