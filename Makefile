@@ -106,7 +106,9 @@ ZIPIMPORT_ENV    = GPUFABRIC_ZIPIMPORT_CACHE=$(ZIPIMPORT_CACHE)
 UNIT_JOBS ?= 2
 
 unit: test-venv collection ## pytest on module_utils, modules and filters with recorded fixtures (UNIT_JOBS=2)
-	@sh tools/bootstrap-debian.sh chromium accton:acct  # rendering the validation report headless; bench/tier_cpu.py's test
+	@# chromium: rendering the validation report headless; accton: bench/tier_cpu.py's test; apt-ftparchive and dpkg-deb:
+	@# the stand-in driver repository (tests/standin/build-repo.sh) of the driver-load tests
+	@sh tools/bootstrap-debian.sh chromium accton:acct apt-ftparchive:apt-utils dpkg-deb:dpkg-dev
 	@# worksteal: a worker that runs out of tests takes pending ones from the other, so the slow playbook tests at the
 	@# end of one worker's queue do not leave the other idle (load scheduling fixes each worker's queue early)
 	cd $(ROOT) && PYTHONPATH=$(COLLECTIONS):$(ZIPIMPORT_PATH) $(ZIPIMPORT_ENV) $(BIN)/pytest -q --numprocesses=$(UNIT_JOBS) \
