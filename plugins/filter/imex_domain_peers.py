@@ -15,11 +15,12 @@ from collections.abc import Mapping
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.gpufabric.cluster.plugins.plugin_utils import arguments
-from ansible_collections.gpufabric.cluster.plugins.plugin_utils.imex_domains import domain_peers
+from ansible_collections.gpufabric.cluster.plugins.plugin_utils.imex_domains import ImexDomainError, domain_peers
 
 
 @arguments.filter_errors("imex_domain_peers")
-def imex_domain_peers(hostvars: Mapping, hosts: t.Sequence[str], fleet: t.Sequence[str]) -> dict[str, list[str]]:
+def imex_domain_peers(hostvars: Mapping, hosts: t.Sequence[str], fleet: t.Sequence[str],
+                      outside: Mapping | None = None) -> dict[str, list[str]]:
     """Return ``{members, unknown}`` for the domains of ``hosts``; see the filter documentation."""
     try:
         if not isinstance(hostvars, Mapping):
@@ -28,8 +29,8 @@ def imex_domain_peers(hostvars: Mapping, hosts: t.Sequence[str], fleet: t.Sequen
         for argument, value in (("hosts", hosts), ("fleet", fleet)):
             names[argument] = [arguments.text(f"{argument} entry", name)
                                for name in arguments.sequence(argument, value)]
-        return domain_peers(hostvars, names["hosts"], names["fleet"])
-    except arguments.ArgumentError as exc:
+        return domain_peers(hostvars, names["hosts"], names["fleet"], outside)
+    except (arguments.ArgumentError, ImexDomainError) as exc:
         raise AnsibleFilterError(f"imex_domain_peers: {exc}") from None
 
 

@@ -23,7 +23,8 @@ from ansible_collections.gpufabric.cluster.plugins.plugin_utils.imex_domains imp
 def imex_domains(hostvars: Mapping, hosts: t.Sequence[str], domains: t.Any = None, family: str = "ipv4",
                  interface: str | None = None, address_var: str = "nvidia_imex_address",
                  variable: str = "nvidia_imex_domains", address_label: str | None = None,
-                 fleet: t.Sequence[str] | None = None, fleet_variable: str = "nvidia_imex_fleet") -> dict[str, dict]:
+                 fleet: t.Sequence[str] | None = None, fleet_variable: str = "nvidia_imex_fleet",
+                 outside: Mapping | None = None) -> dict[str, dict]:
     """Return ``{host: {domain, clique, address, nodes}}`` for ``hosts``; see the filter documentation."""
     try:
         names = arguments.sequence("hosts", hosts)
@@ -39,7 +40,7 @@ def imex_domains(hostvars: Mapping, hosts: t.Sequence[str], domains: t.Any = Non
             fleet = arguments.sequence(fleet_variable, fleet)
         return derive_domains(hostvars, names, domains=domains, family=family, interface=interface,
                               address_var=address_var, variable=variable, address_label=address_label,
-                              fleet=fleet, fleet_variable=fleet_variable)
+                              fleet=fleet, fleet_variable=fleet_variable, outside=outside)
     except (arguments.ArgumentError, ImexAddressError) as exc:
         raise AnsibleFilterError(f"imex_domains: {exc}") from None
 

@@ -18,10 +18,12 @@ from ansible_collections.gpufabric.cluster.plugins.plugin_utils import arguments
 
 @arguments.filter_errors("preflight_report")
 def preflight_report(hostvars: Mapping, hosts: list[str], settings: Mapping | None = None,
-                     min_driver_version: t.Any = None, unknown_members: t.Sequence[str] = ()) -> dict:
+                     min_driver_version: t.Any = None, unknown_members: t.Sequence[str] = (),
+                     outside: Mapping | None = None) -> dict:
     """Build the readiness report for ``hosts`` from their hostvars; see the filter documentation."""
     try:
-        return preflight.preflight_report(hostvars, hosts, settings, min_driver_version, unknown_members)
+        return preflight.preflight_report(hostvars, hosts, settings, min_driver_version, unknown_members,
+                                          outside=outside)
     except preflight.PreflightError as exc:
         raise AnsibleFilterError(f"preflight_report: {exc}") from None
 

@@ -25,6 +25,7 @@ import typing as t
 from collections.abc import Mapping
 
 from ansible_collections.gpufabric.cluster.plugins.module_utils.sort_keys import address_key, natural_key
+from ansible_collections.gpufabric.cluster.plugins.plugin_utils.fleet_facts import FleetHostvars, missing_text
 from ansible_collections.gpufabric.cluster.plugins.plugin_utils.imex_address import (
     FAMILIES,
     ImexAddressError,
@@ -210,7 +211,35 @@ def members_to_probe(hostvars: Mapping, fleet: t.Sequence[str], domains: t.Any =
     return probes
 
 
-def domain_peers(hostvars: Mapping, hosts: t.Sequence[str], fleet: t.Sequence[str]) -> dict[str, list[str]]:
+def with_outside(hostvars: Mapping, fleet: t.Sequence[str] | None, outside: t.Any) -> tuple[Mapping, list | None,
+                                                                                     dict[str, list[str]]]:
+    """``(hostvars, fleet, missing)`` with the members outside the inventory of ``outside`` (what
+    :func:`.fleet_facts.outside_members` returns, or None) added to both, and its missing members per clique."""
+    if outside is None:
+        return hostvars, (None if fleet is None else list(fleet)), {}
+    if not isinstance(outside, Mapping) or not isinstance(outside.get("hostvars"), Mapping) \
+            or not isinstance(outside.get("missing"), Mapping):
+        raise ImexDomainError("outside must be what gpufabric.cluster.imex_outside_members returns "
+                              f"({{hostvars, missing}}), got {_kind(outside)}")
+    view = FleetHostvars(hostvars, outside["hostvars"])
+    missing = {str(clique): [str(name) for name in _list(names, f"outside.missing[{clique}]")]
+               for clique, names in outside["missing"].items()}
+    return view, (None if fleet is None else [*fleet, *view.outside]), missing
+
+
+def refuse_missing(hostvars: Mapping, hosts: t.Sequence[str], missing: Mapping[str, t.Sequence[str]]) -> None:
+    """Refuse the domains of ``hosts`` with recorded members whose facts are missing, naming each domain and them."""
+    run_cliques = {clique for name in hosts for clique in cliques_of(hostvars.get(name) or {})}
+    refused = {clique: names for clique, names in missing.items() if clique in run_cliques and names}
+    if refused:
+        raise ImexDomainError(f"{missing_text(refused)} (recorded in gpufabric_imex_membership by the run that judged "
+                              "the whole domain; not in the inventory, e.g. outside this job slice, nor in the fact "
+                              "cache): such a domain is refused, its nodes file is written from all of its members "
+                              "or not at all; run unsliced, or keep a fact cache that holds their facts")
+
+
+def domain_peers(hostvars: Mapping, hosts: t.Sequence[str], fleet: t.Sequence[str],
+                 outside: t.Any = None) -> dict[str, list[str]]:
     """The other members of the IMEX domains of ``hosts``, from the facts of ``fleet``: ``{members, unknown}``.
 
     ``members`` are the hosts of ``fleet`` outside ``hosts`` whose GPUs are in one clique with a host of ``hosts``
@@ -218,19 +247,21 @@ def domain_peers(hostvars: Mapping, hosts: t.Sequence[str], fleet: t.Sequence[st
     ``hosts`` (a broken fabric: the preflight judges and names them); ``unknown`` those without fabric facts
     (``gpu``) while a host of ``hosts`` is in a clique: any of them might be a member.  Natural name order.  For the
     preflight, which judges whole domains (a run limited to part of one included) and reports rather than refuses.
+    ``outside`` (:func:`.fleet_facts.outside_members`) adds the recorded members outside the inventory to the fleet.
     """
+    hostvars, fleet, _missing = with_outside(hostvars, fleet, outside)
     run_cliques = set()
     for name in hosts:
         host_cliques = cliques_of(hostvars.get(name) or {})
         if len(host_cliques) == 1:
             run_cliques.add(host_cliques[0])
-    outside = sorted(set(fleet) - set(hosts), key=natural_key)
+    others = sorted(set(fleet) - set(hosts), key=natural_key)
     members = []
-    for name in outside:
+    for name in others:
         host_cliques = cliques_of(hostvars.get(name) or {})
         if run_cliques.intersection(host_cliques):
             members.append(name)
-    unknown = [name for name in outside if not isinstance(_fabric(hostvars.get(name))[1].get("gpu"), Mapping)]
+    unknown = [name for name in others if not isinstance(_fabric(hostvars.get(name))[1].get("gpu"), Mapping)]
     return {"members": members, "unknown": unknown if run_cliques else []}
 
 
@@ -317,7 +348,8 @@ def _fleet(hosts: t.Sequence[str], fleet: t.Any, fleet_variable: str) -> list[st
 def derive_domains(hostvars: Mapping, hosts: t.Sequence[str], domains: t.Any = None, family: str = "ipv4",
                    interface: str | None = None, address_var: str = "nvidia_imex_address",
                    variable: str = "nvidia_imex_domains", address_label: str | None = None,
-                   fleet: t.Sequence[str] | None = None, fleet_variable: str = "nvidia_imex_fleet") -> dict[str, dict]:
+                   fleet: t.Sequence[str] | None = None, fleet_variable: str = "nvidia_imex_fleet",
+                   outside: t.Any = None) -> dict[str, dict]:
     """Return, for every host in ``hosts``, its IMEX domain and the nodes file of that domain.
 
     ``domains`` (``variable`` in messages) lists explicit domains ``{name, hosts, nodes}``; when empty,
@@ -333,9 +365,14 @@ def derive_domains(hostvars: Mapping, hosts: t.Sequence[str], domains: t.Any = N
     of the fleet without fabric facts (``ansible_facts['gpufabric']['gpu']``) while a host of the run is in a
     clique: every such host is named, since any of the run's domains might be theirs; and for a host of the fleet
     whose GPUs are in several cliques, one of them a clique of the run (it would drop out of that domain's file).
+    ``outside`` (:func:`.fleet_facts.outside_members`) adds the recorded members outside the inventory to the
+    hostvars and the fleet; a domain of the run with a recorded member whose facts are missing is refused, naming it.
     """
     if not isinstance(hostvars, Mapping):
         raise ImexDomainError(f"the input must be hostvars (a mapping), got {_kind(hostvars)}")
+    if not _explicit(domains):
+        hostvars, fleet, missing = with_outside(hostvars, fleet, outside)
+        refuse_missing(hostvars, hosts, missing)
     label = address_label or address_var
     prefix = label[:-len("_address")] if label.endswith("_address") else label
     family_variable = f"{prefix}_address_family"

@@ -27,11 +27,14 @@ from ansible_collections.gpufabric.cluster.plugins.plugin_utils import arguments
 from ansible_collections.gpufabric.cluster.plugins.plugin_utils import settings as site_settings
 from ansible_collections.gpufabric.cluster.plugins.plugin_utils.dma_buf import blocking_messages
 from ansible_collections.gpufabric.cluster.plugins.plugin_utils.fabric_health import check_fabric_health
+from ansible_collections.gpufabric.cluster.plugins.plugin_utils.fleet_facts import missing_text
 from ansible_collections.gpufabric.cluster.plugins.plugin_utils.imex_address import ImexAddressError, imex_address
 from ansible_collections.gpufabric.cluster.plugins.plugin_utils.imex_domains import (
+    ImexDomainError,
     group_by_clique,
     nodes_file,
     unusable_nodes,
+    with_outside,
 )
 from ansible_collections.gpufabric.cluster.plugins.plugin_utils.imex_socket import socket_path_problem
 from ansible_collections.gpufabric.cluster.plugins.plugin_utils.nvlink_domain import (
@@ -657,7 +660,8 @@ def _shown(addresses: t.Sequence[str], limit: int = 8, separator: str = ", ") ->
 
 
 def imex_domains(hosts: Mapping[str, dict], expected_members: int | None = None,
-                 single_chassis: bool = False, unknown: t.Sequence[str] = ()) -> list[dict]:
+                 single_chassis: bool = False, unknown: t.Sequence[str] = (),
+                 missing: Mapping[str, t.Sequence[str]] | None = None) -> list[dict]:
     """Group hosts into IMEX domains by fabric clique and check what the domain is judged by over all its members.
 
     ``hosts`` maps a host name to ``{'facts': gpufabric facts, 'address': IMEX address or None, 'why': why no
@@ -671,7 +675,8 @@ def imex_domains(hosts: Mapping[str, dict], expected_members: int | None = None,
     their platform info gives them (``chassis_serial`` None: the trays without).  Hosts that may be members but sit
     in no domain (``unknown``: without facts; a host whose GPUs name several cliques) are a note naming them
     (:func:`.nvlink_domain.undecided_members`), and the domain is not judged from the others alone: no expected nodes
-    file, the members' files checked for gaps only.
+    file, the members' files checked for gaps only.  A domain with members recorded but missing (``missing``, per
+    clique: :func:`.fleet_facts.outside_members`) is refused: a problem naming them, no expected nodes file.
 
     ``status`` here is the domain's own verdict; :func:`preflight_report` makes it the worst of this and its members'
     host verdicts.
@@ -684,8 +689,14 @@ def imex_domains(hosts: Mapping[str, dict], expected_members: int | None = None,
     domains = []
     for clique, members in by_clique.items():
         undecided = undecided_members(clique, host_cliques, unknown)
+        absent = list((missing or {}).get(clique) or [])
         addresses = {name: hosts[name].get("address") for name in members}
         problems: list[str] = []
+        if absent:
+            problems.append(f"not judged: {missing_text({clique: absent})}, recorded as members by the run that judged "
+                            "the whole domain (gpufabric_imex_membership) and neither in this run's inventory (a job "
+                            "slice holds part of it) nor in the fact cache: a domain is judged from all of its members "
+                            "or not at all")
         notes: list[str] = []
         owners: dict[str, list[str]] = {}
         for name, address in addresses.items():
@@ -696,7 +707,7 @@ def imex_domains(hosts: Mapping[str, dict], expected_members: int | None = None,
                 problems.append(f"hosts {' and '.join(names)} have the same IMEX address {address}; "
                                 "every member needs its own")
         no_address = sorted(name for name, address in addresses.items() if not address)
-        unsure = bool(no_address or undecided)  # a member unknown: an entry cannot be told from a stale one
+        unsure = bool(no_address or undecided or absent)  # a member unknown: an entry cannot be told from a stale one
         expected = nodes_file(address for address in addresses.values() if address)
         expected_set = set(expected)
         differences: dict[str, list[str]] = {}
@@ -815,7 +826,7 @@ def _settings(settings: t.Any, min_driver_version: t.Any = None) -> dict:
 
 def preflight_report(hostvars: Mapping, hosts: list[str], settings: Mapping | None = None,
                      min_driver_version: t.Any = None, unknown_members: t.Sequence[str] = (),
-                     today: datetime.date | None = None) -> dict:
+                     today: datetime.date | None = None, outside: t.Any = None) -> dict:
     """Build the readiness report for ``hosts`` from their hostvars.
 
     Reads ``ansible_facts['gpufabric']`` and the IMEX address of each host, decided by
@@ -827,11 +838,17 @@ def preflight_report(hostvars: Mapping, hosts: list[str], settings: Mapping | No
     (``gpufabric_min_driver_version``) where they name none.  ``unknown_members`` are hosts outside ``hosts`` that
     may be members of their IMEX domains but have no facts (``imex_domain_peers``' ``unknown``): with the hosts of
     ``hosts`` without facts, every domain names them and is not judged from its other members alone.  ``today`` is
-    the day the drivers' lifecycle is judged on (default: the controller's date).
+    the day the drivers' lifecycle is judged on (default: the controller's date).  ``outside``
+    (:func:`.fleet_facts.outside_members`) holds the recorded members outside the inventory (a job slice's peers),
+    read as hostvars, and those missing: their domains are refused by name.
     """
     merged = _settings(settings, min_driver_version)
     if not isinstance(hostvars, Mapping):
         raise PreflightError(f"the input must be hostvars (a mapping), got {type(hostvars).__name__}")
+    try:
+        hostvars, _fleet, missing = with_outside(hostvars, None, outside)
+    except ImexDomainError as exc:
+        raise PreflightError(str(exc)) from None
     try:
         hosts = [arguments.text("hosts entry", name) for name in arguments.sequence("hosts", hosts)]
         unknown = [arguments.text("unknown_members entry", name)
@@ -883,7 +900,8 @@ def preflight_report(hostvars: Mapping, hosts: list[str], settings: Mapping | No
             "checks": checks,
         }
     unknown += [name for name in hosts if name not in collected]
-    domains = imex_domains(collected, merged["imex_domain_members"], merged["imex_domain_single_chassis"], unknown)
+    domains = imex_domains(collected, merged["imex_domain_members"], merged["imex_domain_single_chassis"], unknown,
+                           missing)
     for domain in domains:
         for member in domain["members"]:
             status = "fail" if domain["problems"] else "pass"

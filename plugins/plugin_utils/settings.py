@@ -45,8 +45,8 @@ SITE_PREFIX = "gpufabric_"
 # fact cache or an earlier play may hold them, and a workflow hands the next job gpufabric_stats, the set_stats data,
 # as extra vars). tests/unit/tooling/test_settings_results.py keeps this list whole.
 RESULTS = frozenset({
-    "gpufabric_cluster_failure", "gpufabric_host_failure", "gpufabric_preflight", "gpufabric_site", "gpufabric_stats",
-    "gpufabric_validation",
+    "gpufabric_cluster_failure", "gpufabric_host_failure", "gpufabric_imex_membership", "gpufabric_preflight",
+    "gpufabric_site", "gpufabric_stats", "gpufabric_validation",
     "nvidia_driver_change", "nvidia_driver_plan", "nvidia_driver_reboot_required", "rdma_network_rail_plan",
     "validate_compute_domain_result", "validate_nccl_result", "validate_rdma_results",
 })
