@@ -11,6 +11,7 @@ every node it ran on; the verdict goes on the nodes under keys of its own, so th
 from __future__ import annotations
 
 import pytest
+from ansible.errors import AnsibleFilterError
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -19,8 +20,6 @@ from ansible_collections.gpufabric.cluster.plugins.plugin_utils import node_verd
 from ansible_collections.gpufabric.cluster.plugins.plugin_utils import settings as site_settings
 from ansible_collections.gpufabric.cluster.plugins.plugin_utils import validation_verdict as vv
 from ansible_collections.gpufabric.cluster.plugins.plugin_utils.arguments import ArgumentError
-
-from ansible.errors import AnsibleFilterError
 
 DAY = "2026-11-29"
 
@@ -73,7 +72,8 @@ def test_a_part_that_failed_before_it_measured_names_no_node():
     ({"nccl": {"verdict": {"status": "pass"}}}, "nccl: its placement names no node"),
     ({"compute_domain": _part("pass", "t1", "")}, "compute_domain: a node name is empty"),
     ({"compute_domain": _part("pass", "t1", 7)}, "compute_domain: a node name must be a string, got a number"),
-    ({"rdma": [_rdma("pass", "t1", "t2") | {"rail": ""}]}, "rdma[0]: its rail must be a non-empty string, got an empty one"),
+    ({"rdma": [_rdma("pass", "t1", "t2") | {"rail": ""}]},
+     "rdma[0]: its rail must be a non-empty string, got an empty one"),
     ({"rdma": [_rdma("pass", "t1", "t2") | {"client": "t2"}]}, "rdma[0]: a node name must be a string, got null"),
     ({"rdma": ["t1"]}, "rdma[0]: a test is a mapping, got a string"),
     ({"rdma": {"t1": "t2"}}, "rdma"),
@@ -147,8 +147,8 @@ def test_any_validation_gives_a_verdict_per_node_or_a_clear_error(validation):
         assert isinstance(node, str) and node
         assert entry["status"] == ("fail" if any(check["status"] == "fail" for check in entry["checks"]) else "pass")
         names = [check["name"] for check in entry["checks"]]
-        assert len(names) == len(set(names)) and all(nv.problems_text([check]) for check in entry["checks"]
-                                                      if check["status"] == "fail")
+        failed = [check for check in entry["checks"] if check["status"] == "fail"]
+        assert len(names) == len(set(names)) and all(nv.problems_text([check]) for check in failed)
     plan = nv.plan(report, {node: node for node in report["hosts"]}, [_node(node) for node in report["hosts"]],
                    today=DAY, kind="validation")
     assert [entry["node"] for entry in plan["nodes"]] == sorted(report["hosts"]) and plan["skipped"] == []
