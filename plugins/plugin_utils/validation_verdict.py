@@ -9,8 +9,9 @@ the preflight's (``hosts``: node -> ``status`` and ``checks``), keyed by Kuberne
 
 - each measurement is a check of every node it ran on: ``compute_domain`` (nvbandwidth in a ComputeDomain, on the
   nodes of its placement), ``nccl`` (nccl-tests, likewise), ``rdma_<rail>`` (ib_write_bw on that rail, on its server's
-  and its client's node), each ``pass`` or ``fail`` as the measurement's verdict says;
-- a node's status is ``fail`` when a check of it failed, else ``pass``;
+  and its client's node), ``dcgm_diag`` (dcgmi diag on the node, its ``host``), each ``pass`` or ``fail`` as the
+  measurement's verdict says (``warn`` too for DCGM, whose judge warns where a test warned and none failed);
+- a node's status is ``fail`` when a check of it failed, else ``warn`` when one warned, else ``pass``;
 - a multi-node measurement judges all its nodes alike: a ComputeDomain's bandwidth is the domain's, and a failing
   all_reduce does not say which node held it back;
 - a part that failed before it measured (the validation holds its failure message, no result) names no node, so it
@@ -27,7 +28,7 @@ from collections.abc import Mapping
 
 from ansible_collections.gpufabric.cluster.plugins.plugin_utils import arguments
 
-STATUSES = ("pass", "fail")
+STATUSES = ("pass", "warn", "fail")
 # A check name as node_verdict shows it in the annotation (letters, digits, "_", ".", "-").
 _NOT_IN_NAME = re.compile(r"[^A-Za-z0-9_.-]")
 
@@ -36,10 +37,10 @@ class ValidationVerdictError(ValueError):
     """The validation is not shaped as playbooks/validate.yml collects it; the message names the part."""
 
 
-def _status(part: str, verdict: t.Any) -> str:
+def _status(part: str, verdict: t.Any, statuses: tuple[str, ...] = ("pass", "fail")) -> str:
     status = verdict.get("status") if isinstance(verdict, Mapping) else None
-    if status not in STATUSES:
-        raise ValidationVerdictError(f"{part}: its verdict has no status pass or fail, got "
+    if status not in statuses:
+        raise ValidationVerdictError(f"{part}: its verdict has no status {', '.join(statuses)}, got "
                                      f"{status if isinstance(status, str) else arguments.type_name(status)}")
     return t.cast(str, status)
 
@@ -83,6 +84,12 @@ def measurements(validation: t.Any) -> list[tuple[str, str, list[str]]]:
         sides = [test.get(side) for side in ("server", "client")]
         nodes = [_node(part, side.get("node") if isinstance(side, Mapping) else None) for side in sides]
         found.append((f"rdma_{_NOT_IN_NAME.sub('_', rail)[:30]}", _status(part, test.get("verdict")), nodes))
+    dcgm = validation.get("dcgm")
+    for index, verdict in enumerate(arguments.sequence("dcgm", [] if dcgm is None else dcgm)):
+        part = f"dcgm[{index}]"
+        if not isinstance(verdict, Mapping):
+            raise ValidationVerdictError(f"{part}: a verdict is a mapping, got {arguments.type_name(verdict)}")
+        found.append(("dcgm_diag", _status(part, verdict, STATUSES), [_node(part, verdict.get("host"))]))
     return found
 
 
@@ -96,8 +103,8 @@ def node_report(validation: t.Any) -> dict:
             same = next((check for check in checks if check["name"] == name), None)
             if same is None:
                 checks.append({"name": name, "status": status})
-            elif status == "fail":
-                same["status"] = "fail"
-            if status == "fail":
-                entry["status"] = "fail"
+            elif STATUSES.index(status) > STATUSES.index(same["status"]):
+                same["status"] = status
+            if STATUSES.index(status) > STATUSES.index(entry["status"]):
+                entry["status"] = status
     return {"hosts": dict(sorted(hosts.items()))}

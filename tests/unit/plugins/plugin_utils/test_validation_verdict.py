@@ -60,6 +60,19 @@ def test_a_rail_measured_twice_on_a_node_fails_when_either_failed():
     assert report["t3"] == {"status": "pass", "checks": [{"name": "rdma_mlx5_0", "status": "pass"}]}
 
 
+def test_a_dcgm_diagnostic_is_a_check_of_its_node_and_a_warning_stays_a_warning():
+    validation = {"nccl": _part("pass", "t1", "t2"),
+                  "dcgm": [{"kind": "diag", "host": "t1", "status": "warn"},
+                           {"kind": "diag", "host": "t2", "status": "fail"},
+                           {"kind": "diag", "host": "t3", "status": "pass"}]}
+    hosts = vv.node_report(validation)["hosts"]
+    assert hosts["t1"] == {"status": "warn", "checks": [{"name": "nccl", "status": "pass"},
+                                                        {"name": "dcgm_diag", "status": "warn"}]}
+    assert hosts["t2"]["status"] == "fail" and hosts["t3"] == {"status": "pass", "checks": [
+        {"name": "dcgm_diag", "status": "pass"}]}
+    assert nv.problems_text(hosts["t1"]["checks"]) == "warn 1: dcgm_diag"
+
+
 def test_a_part_that_failed_before_it_measured_names_no_node():
     validation = {"compute_domain": None, "rdma": [], "nccl": None,
                   "failures": ["the ComputeDomain did not become Ready in 300 s"]}
@@ -68,7 +81,11 @@ def test_a_part_that_failed_before_it_measured_names_no_node():
 
 @pytest.mark.parametrize(("validation", "message"), [
     ({"compute_domain": "passed"}, "compute_domain: a result is a mapping, got a string"),
-    ({"nccl": _part("passed", "t1")}, "nccl: its verdict has no status pass or fail, got passed"),
+    ({"nccl": _part("passed", "t1")}, "nccl: its verdict has no status pass, fail, got passed"),
+    ({"nccl": _part("warn", "t1")}, "nccl: its verdict has no status pass, fail, got warn"),
+    ({"dcgm": [{"status": "Fail", "host": "t1"}]}, "dcgm[0]: its verdict has no status pass, warn, fail, got Fail"),
+    ({"dcgm": [{"status": "pass"}]}, "dcgm[0]: a node name must be a string, got null"),
+    ({"dcgm": ["t1"]}, "dcgm[0]: a verdict is a mapping, got a string"),
     ({"nccl": {"verdict": {"status": "pass"}}}, "nccl: its placement names no node"),
     ({"compute_domain": _part("pass", "t1", "")}, "compute_domain: a node name is empty"),
     ({"compute_domain": _part("pass", "t1", 7)}, "compute_domain: a node name must be a string, got a number"),
@@ -136,7 +153,12 @@ RDMA = st.one_of(ANY, st.lists(st.one_of(ANY, st.fixed_dictionaries({
     "verdict": VERDICT})), max_size=4))
 
 
-@given(validation=st.one_of(ANY, st.fixed_dictionaries({"compute_domain": PART, "nccl": PART, "rdma": RDMA})))
+DCGM = st.one_of(ANY, st.lists(st.one_of(ANY, st.fixed_dictionaries({
+    "host": NODE_NAME, "status": st.one_of(st.sampled_from(["pass", "warn", "fail"]), ANY)})), max_size=3))
+
+
+@given(validation=st.one_of(ANY, st.fixed_dictionaries({"compute_domain": PART, "nccl": PART, "rdma": RDMA,
+                                                         "dcgm": DCGM})))
 def test_any_validation_gives_a_verdict_per_node_or_a_clear_error(validation):
     try:
         report = vv.node_report(validation)
@@ -145,7 +167,8 @@ def test_any_validation_gives_a_verdict_per_node_or_a_clear_error(validation):
         return
     for node, entry in report["hosts"].items():
         assert isinstance(node, str) and node
-        assert entry["status"] == ("fail" if any(check["status"] == "fail" for check in entry["checks"]) else "pass")
+        statuses = {check["status"] for check in entry["checks"]}
+        assert entry["status"] == ("fail" if "fail" in statuses else "warn" if "warn" in statuses else "pass")
         names = [check["name"] for check in entry["checks"]]
         failed = [check for check in entry["checks"] if check["status"] == "fail"]
         assert len(names) == len(set(names)) and all(nv.problems_text([check]) for check in failed)
