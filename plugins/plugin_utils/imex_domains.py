@@ -211,8 +211,8 @@ def members_to_probe(hostvars: Mapping, fleet: t.Sequence[str], domains: t.Any =
     return probes
 
 
-def with_outside(hostvars: Mapping, fleet: t.Sequence[str] | None, outside: t.Any) -> tuple[Mapping, list | None,
-                                                                                     dict[str, list[str]]]:
+def with_outside(hostvars: Mapping, fleet: t.Sequence[str] | None,
+                 outside: t.Any) -> tuple[Mapping, list | None, dict[str, list[str]]]:
     """``(hostvars, fleet, missing)`` with the members outside the inventory of ``outside`` (what
     :func:`.fleet_facts.outside_members` returns, or None) added to both, and its missing members per clique."""
     if outside is None:
