@@ -157,8 +157,10 @@ DCGM = st.one_of(ANY, st.lists(st.one_of(ANY, st.fixed_dictionaries({
     "host": NODE_NAME, "status": st.one_of(st.sampled_from(["pass", "warn", "fail"]), ANY)})), max_size=3))
 
 
-@given(validation=st.one_of(ANY, st.fixed_dictionaries({"compute_domain": PART, "nccl": PART, "rdma": RDMA,
-                                                         "dcgm": DCGM})))
+VALIDATIONS = st.one_of(ANY, st.fixed_dictionaries({"compute_domain": PART, "nccl": PART, "rdma": RDMA, "dcgm": DCGM}))
+
+
+@given(validation=VALIDATIONS)
 def test_any_validation_gives_a_verdict_per_node_or_a_clear_error(validation):
     try:
         report = vv.node_report(validation)
