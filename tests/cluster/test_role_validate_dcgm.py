@@ -111,26 +111,22 @@ def test_a_failing_gpu_is_named_and_a_second_run_gives_the_same_verdict(runner, 
         cluster.run("kubectl", "delete", "namespace", "dcgm-fail", "--wait=false", check=False)
 
 
-def test_a_diagnostic_that_did_not_run_and_a_pod_that_never_ends_are_named(runner, served):
-    # tray-01: dcgmi's runtime error; tray-02: no log served, so its pod runs on past the timeout.
-    serve(served, "dcgm-broken", {NODES[0]: "diag-runtime-error.json"})
-    result, output, report = run(runner, "dcgm-broken", validate_dcgm_timeout=8, validate_dcgm_run_level=1)
+def test_a_diagnostic_that_did_not_run_a_log_that_is_none_and_a_pod_that_never_ends_are_named(runner, served):
+    # tray-01: dcgmi's runtime error; tray-02: text that is no dcgmi JSON; tray-03: no log served, so its pod runs on
+    # past the timeout.
+    serve(served, "dcgm-broken", {NODES[0]: "diag-runtime-error.json", NODES[1]: "SOURCE.md"})
+    result, output, report = run(runner, "dcgm-broken", validate_dcgm_timeout=8, validate_dcgm_run_level=1,
+                                 validate_dcgm_node_names=[*NODES, "gb200-tray-03"])
     assert result.rc != 0
-    assert ("host gb200-tray-02: pod dcgm-diag-gb200-tray-02 did not finish within validate_dcgm_timeout (8 s): "
-            "Running") in output, output[-4000:]
     assert ("host gb200-tray-01: dcgmi diag did not run: Error: Unable to complete diagnostic for group 0. "
-            "Return: (-33)") in output
-    assert [verdict["status"] for verdict in report["results"]] == ["fail"]
-    assert len(report["problems"]) == 1
-
-
-def test_a_log_that_is_no_diagnostic_is_named_with_its_node(runner, served):
-    serve(served, "dcgm-text", {NODES[0]: "SOURCE.md"})
-    result, output, report = run(runner, "dcgm-text", validate_dcgm_node_names=NODES[:1])
-    assert result.rc != 0
-    assert ("host gb200-tray-01: pod dcgm-diag-gb200-tray-01 printed no dcgmi diag result (parse_dcgm_diag: no DCGM "
-            "diagnostic JSON document in the output") in output, output[-4000:]
-    assert report["results"] == [] and len(report["problems"]) == 1
+            "Return: (-33)") in output, output[-4000:]
+    assert ("host gb200-tray-02: pod dcgm-diag-gb200-tray-02 printed no dcgmi diag result (parse_dcgm_diag: no DCGM "
+            "diagnostic JSON document in the output") in output
+    assert ("host gb200-tray-03: pod dcgm-diag-gb200-tray-03 did not finish within validate_dcgm_timeout (8 s): "
+            "Running") in output
+    assert [(verdict["host"], verdict["status"], verdict["run_level"]) for verdict in report["results"]] == [
+        (NODES[0], "fail", "1")]
+    assert len(report["problems"]) == 2
 
 
 def test_check_mode_says_what_would_run_and_creates_nothing(runner, api_client):
