@@ -65,68 +65,65 @@ def active(api_client, name: str) -> bool:
         raise
 
 
-def test_every_gpu_passes_and_nothing_is_left(runner, served, api_client):
+def test_every_gpu_passes_and_a_second_run_gives_the_same_verdict(runner, served, api_client, cluster):
     serve(served, "dcgm-pass", dict.fromkeys(NODES, "diag-r2-pass-h100x8.json"))
-    result, output, report = run(runner, "dcgm-pass")
-    assert result.rc == 0, output[-4000:]
-    assert "DCGM diagnostics (dcgmi diag -r 2) passed on 2 node(s)" in output
-    assert "dcgmi diag -r 2 on 2 node(s): gb200-tray-01 (4 GPUs), gb200-tray-02 (4 GPUs)" in output
-    assert [(verdict["host"], verdict["status"], verdict["run_level"], verdict["version"])
-            for verdict in report["results"]] == [(node, "pass", "2", "4.6.0") for node in NODES]
-    assert report["problems"] == [] and report["nodes"][0] == {"node": NODES[0], "pod": "dcgm-diag-gb200-tray-01",
-                                                               "gpus": 4}
-    markdown = (runner.directory / "reports-dcgm-pass" / "dcgm.md").read_text()
-    assert "- DCGM dcgmi diag on host gb200-tray-02: PASS (run level 2, DCGM 4.6.0" in markdown
-    assert "DCGM diagnostics" in (runner.directory / "reports-dcgm-pass" / "dcgm.html").read_text()
-    assert pods(api_client, "dcgm-pass") == [] and not active(api_client, "dcgm-pass")
-
-
-def test_a_failing_gpu_is_named_and_a_second_run_gives_the_same_verdict(runner, served, api_client, cluster):
-    serve(served, "dcgm-fail", {NODES[0]: "diag-r2-fail-gpu3-h100x8.json", NODES[1]: "diag-r2-pass-h100x8.json"})
     try:
-        first, output, report = run(runner, "dcgm-fail", validate_dcgm_cleanup=False)
-        assert first.rc != 0
-        failure = "host gb200-tray-01: GPU 3: memory (Hardware) failed: Found 4 faulty memory elements on GPU 3"
-        assert f"DCGM diagnostics (dcgmi diag -r 2) failed: {failure}" in output, output[-4000:]
-        assert report["results"][0]["notes"] == ["host gb200-tray-01: GPU 7: pcie (Integration) skipped: Test pcie "
-                                                 "was skipped."]
-        assert [verdict["status"] for verdict in report["results"]] == ["fail", "pass"]
-        assert report["results"][0]["failed_gpus"] == [{"host": NODES[0], "gpu": 3, "test": "memory"}]
+        first, output, report = run(runner, "dcgm-pass", validate_dcgm_cleanup=False)
+        assert first.rc == 0, output[-4000:]
+        assert "DCGM diagnostics (dcgmi diag -r 2) passed on 2 node(s)" in output
+        assert "dcgmi diag -r 2 on 2 node(s): gb200-tray-01 (4 GPUs), gb200-tray-02 (4 GPUs)" in output
+        assert [(verdict["host"], verdict["status"], verdict["run_level"], verdict["version"])
+                for verdict in report["results"]] == [(node, "pass", "2", "4.6.0") for node in NODES]
+        assert report["problems"] == [] and report["nodes"][0] == {
+            "node": NODES[0], "pod": "dcgm-diag-gb200-tray-01", "gpus": 4}
+        markdown = (runner.directory / "reports-dcgm-pass" / "dcgm.md").read_text()
+        assert "- DCGM dcgmi diag on host gb200-tray-02: PASS (run level 2, DCGM 4.6.0" in markdown
+        assert "DCGM diagnostics" in (runner.directory / "reports-dcgm-pass" / "dcgm.html").read_text()
         # The pods as the role wrote them: every GPU of the node, on that node, dcgmi diag at the run level.
-        kept = {pod.spec.affinity.node_affinity.required_during_scheduling_ignored_during_execution
-                .node_selector_terms[0].match_expressions[0].values[0]: pod for pod in pods(api_client, "dcgm-fail")}
+        kept = {pod.spec.node_name: pod for pod in pods(api_client, "dcgm-pass")}
         assert sorted(kept) == NODES
+        [term] = kept[NODES[0]].spec.affinity.node_affinity.required_during_scheduling_ignored_during_execution \
+            .node_selector_terms
+        assert [(item.key, item.values) for item in term.match_expressions] == [("kubernetes.io/hostname", NODES[:1])]
         container = kept[NODES[0]].spec.containers[0]
         assert container.resources.limits == {"nvidia.com/gpu": "4"}
         assert container.image == "nvcr.io/nvidia/cloud-native/dcgm:4.6.0-1-ubuntu24.04"
         assert "exec dcgmi diag -r 2 -j" in container.args[0]
-        assert kept[NODES[0]].spec.node_name == NODES[0] and kept[NODES[0]].spec.restart_policy == "Never"
+        assert kept[NODES[0]].spec.restart_policy == "Never"
 
-        # Idempotent: the kept pods are replaced, the verdict is the same, and this time nothing is left.
-        second, again, report_again = run(runner, "dcgm-fail")
-        assert second.rc != 0 and f"failed: {failure}" in again, again[-4000:]
+        # Idempotent: the kept pods are replaced, the verdict is the same, and this time no pod is left.
+        second, again, report_again = run(runner, "dcgm-pass")
+        assert second.rc == 0 and "passed on 2 node(s)" in again, again[-4000:]
         assert report_again["results"] == report["results"]
-        assert pods(api_client, "dcgm-fail") == []
+        assert pods(api_client, "dcgm-pass") == []
     finally:
-        cluster.run("kubectl", "delete", "namespace", "dcgm-fail", "--wait=false", check=False)
+        cluster.run("kubectl", "delete", "namespace", "dcgm-pass", "--wait=false", check=False)
 
 
-def test_a_diagnostic_that_did_not_run_a_log_that_is_none_and_a_pod_that_never_ends_are_named(runner, served):
-    # tray-01: dcgmi's runtime error; tray-02: text that is no dcgmi JSON; tray-03: no log served, so its pod runs on
-    # past the timeout.
-    serve(served, "dcgm-broken", {NODES[0]: "diag-runtime-error.json", NODES[1]: "SOURCE.md"})
-    result, output, report = run(runner, "dcgm-broken", validate_dcgm_timeout=8, validate_dcgm_run_level=1,
-                                 validate_dcgm_node_names=[*NODES, "gb200-tray-03"])
+def test_a_failing_gpu_a_diagnostic_that_did_not_run_a_log_that_is_none_and_a_pod_that_never_ends_are_named(
+        runner, served, api_client):
+    # tray-01: memory fails on GPU 3; tray-02: dcgmi's runtime error; tray-03: text that is no dcgmi JSON; tray-04:
+    # no log served, so its pod runs on past the timeout.
+    nodes = [*NODES, "gb200-tray-03", "gb200-tray-04"]
+    serve(served, "dcgm-fail", dict(zip(nodes[:3], ["diag-r2-fail-gpu3-h100x8.json", "diag-runtime-error.json",
+                                                    "SOURCE.md"], strict=True)))
+    result, output, report = run(runner, "dcgm-fail", validate_dcgm_timeout=8, validate_dcgm_node_names=nodes)
     assert result.rc != 0
-    assert ("host gb200-tray-01: dcgmi diag did not run: Error: Unable to complete diagnostic for group 0. "
-            "Return: (-33)") in output, output[-4000:]
-    assert ("host gb200-tray-02: pod dcgm-diag-gb200-tray-02 printed no dcgmi diag result (parse_dcgm_diag: no DCGM "
-            "diagnostic JSON document in the output") in output
-    assert ("host gb200-tray-03: pod dcgm-diag-gb200-tray-03 did not finish within validate_dcgm_timeout (8 s): "
-            "Running") in output
-    assert [(verdict["host"], verdict["status"], verdict["run_level"]) for verdict in report["results"]] == [
-        (NODES[0], "fail", "1")]
+    shown = output[output.find("DCGM diagnostics (dcgmi diag -r 2) failed"):][:3000]
+    problems = ("DCGM diagnostics (dcgmi diag -r 2) failed: host gb200-tray-04: pod dcgm-diag-gb200-tray-04 did not "
+                "finish within validate_dcgm_timeout (8 s): Running; host gb200-tray-03: pod dcgm-diag-gb200-tray-03 "
+                "printed no dcgmi diag result (parse_dcgm_diag: no DCGM diagnostic JSON document in the output")
+    assert problems in output, shown or output[-4000:]
+    assert ("host gb200-tray-01: GPU 3: memory (Hardware) failed: Found 4 faulty memory elements on GPU 3; "
+            "host gb200-tray-02: dcgmi diag did not run: Error: Unable to complete diagnostic for group 0. "
+            "Return: (-33)") in output, shown
+    assert [(verdict["host"], verdict["status"]) for verdict in report["results"]] == [
+        (nodes[0], "fail"), (nodes[1], "fail")]
+    assert report["results"][0]["failed_gpus"] == [{"host": nodes[0], "gpu": 3, "test": "memory"}]
+    assert report["results"][0]["notes"] == ["host gb200-tray-01: GPU 7: pcie (Integration) skipped: Test pcie was "
+                                             "skipped."]
     assert len(report["problems"]) == 2
+    assert pods(api_client, "dcgm-fail") == [] and not active(api_client, "dcgm-fail")
 
 
 def test_check_mode_says_what_would_run_and_creates_nothing(runner, api_client):
