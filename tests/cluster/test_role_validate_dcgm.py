@@ -65,7 +65,8 @@ def active(api_client, name: str) -> bool:
         raise
 
 
-def test_every_gpu_passes_and_a_second_run_gives_the_same_verdict(runner, served, api_client, cluster):
+def test_every_gpu_passes_then_again_in_the_validate_playbook_whose_report_shows_it(runner, served, api_client,
+                                                                                    cluster):
     serve(served, "dcgm-pass", dict.fromkeys(NODES, "diag-r2-pass-h100x8.json"))
     try:
         first, output, report = run(runner, "dcgm-pass", validate_dcgm_cleanup=False)
@@ -91,10 +92,18 @@ def test_every_gpu_passes_and_a_second_run_gives_the_same_verdict(runner, served
         assert "exec dcgmi diag -r 2 -j" in container.args[0]
         assert kept[NODES[0]].spec.restart_policy == "Never"
 
-        # Idempotent: the kept pods are replaced, the verdict is the same, and this time no pod is left.
-        second, again, report_again = run(runner, "dcgm-pass")
+        # Again through the validate playbook's DCGM stage: the kept pods are replaced, the verdicts are the same,
+        # the validation report shows them, and this time no pod is left.
+        second = runner.run("gpufabric.cluster.validate", extra_vars={
+            **role_vars("dcgm-pass"), "gpufabric_validate_dcgm": True, "gpufabric_validate_compute_domain": False,
+            "gpufabric_report_dir": str(runner.directory / "reports-validate")})
+        again = " ".join(second.output.split())
         assert second.rc == 0 and "passed on 2 node(s)" in again, again[-4000:]
-        assert report_again["results"] == report["results"]
+        validation = json.loads((runner.directory / "reports-validate" / "validation.json").read_text())
+        assert validation["dcgm"] == report["results"] and validation["failures"] == []
+        summary = (runner.directory / "reports-validate" / "validation.md").read_text()
+        assert "- DCGM dcgmi diag on host gb200-tray-01: PASS (run level 2, DCGM 4.6.0, " in summary, summary
+        assert '<section id="dcgm">' in (runner.directory / "reports-validate" / "validation.html").read_text()
         assert pods(api_client, "dcgm-pass") == []
     finally:
         cluster.run("kubectl", "delete", "namespace", "dcgm-pass", "--wait=false", check=False)
