@@ -48,7 +48,7 @@ RESULTS = frozenset({
     "gpufabric_cluster_failure", "gpufabric_host_failure", "gpufabric_imex_membership", "gpufabric_preflight",
     "gpufabric_site", "gpufabric_stats", "gpufabric_validation",
     "nvidia_driver_change", "nvidia_driver_plan", "nvidia_driver_reboot_required", "rdma_network_rail_plan",
-    "validate_compute_domain_result", "validate_nccl_result", "validate_rdma_results",
+    "validate_compute_domain_result", "validate_dcgm_results", "validate_nccl_result", "validate_rdma_results",
 })
 # Settings with a resolution of their own, whose refusal every playbook and role shares.
 _RESOLVED = {"gpufabric_report_dir": report_dir}

@@ -104,7 +104,7 @@ def test_the_default_is_reports_in_the_working_directory_of_the_process(workdir,
         assert f"Report: {workdir / 'reports'}/preflight.md, preflight.json and preflight.html" in output
 
 
-@pytest.mark.parametrize("role", ["validate_rdma", "validate_compute_domain", "validate_nccl"])
+@pytest.mark.parametrize("role", ["validate_rdma", "validate_compute_domain", "validate_nccl", "validate_dcgm"])
 @pytest.mark.parametrize("extra", [("-e", "{role}_report_dir="), EMPTY], ids=["role-variable", "site-variable"])
 def test_a_validation_role_refuses_an_empty_report_directory_before_it_reaches_the_cluster(workdir, role, extra):
     """A role's <role>_report_dir defaults to gpufabric_report_dir; empty, either way, stops the role at its first

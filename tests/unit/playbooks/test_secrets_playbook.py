@@ -100,7 +100,7 @@ def test_a_kubeconfig_mapping_is_refused_naming_the_variable_and_never_shown(tmp
     assert_no_secret(output)
 
 
-@pytest.mark.parametrize("role", ["validate_rdma", "validate_compute_domain", "validate_nccl"])
+@pytest.mark.parametrize("role", ["validate_rdma", "validate_compute_domain", "validate_nccl", "validate_dcgm"])
 def test_a_validation_role_refuses_a_kubeconfig_mapping_before_anything_and_never_shows_it(tmp_path, role):
     kubeconfig = {"apiVersion": "v1", "kind": "Config", "current-context": "admin",
                   "users": [{"name": "admin", "user": {"token": TOKEN}}]}

@@ -56,7 +56,7 @@ def test_a_cluster_role_hands_its_site_default_kubeconfig_to_the_shared_helm_ste
             "or ~/.kube/config)") in output, output[-3000:]
 
 
-@pytest.mark.parametrize("role", ["validate_compute_domain", "validate_rdma", "validate_nccl"])
+@pytest.mark.parametrize("role", ["validate_compute_domain", "validate_rdma", "validate_nccl", "validate_dcgm"])
 def test_a_validation_role_alone_hands_its_site_default_kubeconfig_to_the_shared_steps(tmp_path, role):
     """A play that applies the role with include_role and nothing else: its include of _kubeconfig must resolve the
     role's default kubeconfig; with no cluster, a later API read fails."""

@@ -65,10 +65,11 @@ def test_the_nccl_switch_as_a_string_from_extra_vars(tmp_path, value, runs):
 
 
 def test_the_validation_result_is_job_data(tmp_path):
-    """Issue 44: the validation's result is returned with set_stats under gpufabric_stats (here the NCCL run, with
-    no cluster, fails at its first API call: one failure, nothing measured)."""
+    """Issue 44: the validation's result is returned with set_stats under gpufabric_stats (here the NCCL run and the
+    DCGM diagnostics, with no cluster, fail at their first API call: two failures, nothing measured)."""
     completed = ansible_playbook(["-i", "localhost,", "-c", "local", "-e",
                                   f"ansible_python_interpreter={sys.executable}", "-e", "gpufabric_validate_nccl=true",
+                                  "-e", "gpufabric_validate_dcgm=true",
                                   "-e", "gpufabric_validate_compute_domain=false",
                                   "-e", f"gpufabric_report_dir={tmp_path / 'reports'}", "gpufabric.cluster.validate"],
                                  tmp_path, env={"KUBECONFIG": str(tmp_path / "no-kubeconfig"),
@@ -76,8 +77,10 @@ def test_the_validation_result_is_job_data(tmp_path):
                                                 "ANSIBLE_SHOW_CUSTOM_STATS": "true"})
     assert completed.returncode != 0
     assert json.loads(completed.stdout)["global_custom_stats"]["gpufabric_stats"] == {"validation": {
-        "result": "fail", "failures": 1, "compute_domain": False, "rdma_pairs": 0, "nccl": False,
+        "result": "fail", "failures": 2, "compute_domain": False, "rdma_pairs": 0, "nccl": False, "dcgm_nodes": 0,
         "report": f"{tmp_path / 'reports'}/validation.json"}}
+    validation = json.loads((tmp_path / "reports" / "validation.json").read_text())
+    assert validation["dcgm"] == [] and len(validation["failures"]) == 2, validation
 
 
 @pytest.mark.parametrize(("value", "probes"), [("false", False), ("no", False), ("true", True)])
