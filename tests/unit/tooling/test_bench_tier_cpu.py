@@ -136,7 +136,7 @@ def test_a_command_is_run_under_accounting_and_the_accounting_around_it_is_left_
     outer.touch()
     for name in ("gpufabric-spin", "gpufabric-after"):  # names no other process of the machine has
         (tmp_path / name).symlink_to(sys.executable)
-    spin = f"for i in 1 2 3; do {tmp_path}/gpufabric-spin -c 'sum(range(3 * 10 ** 6))'; done; exit 7"
+    spin = f"for i in 1 2 3; do {tmp_path}/gpufabric-spin -c 'sum(range(3 * 10 ** 7))'; done; exit 7"
     around = (f'accton {outer} >/dev/null || exit 99; unshare --pid --fork --mount-proc "$0" "$1" --interval 0.2 -- '
               f'sh -c "$2"; rc=$?; {tmp_path}/gpufabric-after -c pass; accton off >/dev/null; exit $rc')
     completed = subprocess.run(["unshare", "--pid", "--fork", "--mount-proc", "sh", "-c", around, sys.executable,
