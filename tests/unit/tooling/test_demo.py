@@ -224,8 +224,8 @@ def test_up_judges_the_reports_not_the_exit_status_prints_them_and_the_plan(tmp_
     molecule, args = _stand_in_molecule(tmp_path, PASSING, 2, demo_rack["preflight"])
     assert demo.up(molecule, root) == 0
     calls = args.read_text(encoding="utf-8").splitlines()
-    assert [call.split() for call in calls] == [demo.molecule_command(molecule, action)[1:]
-                                               for action in ("converge", "side-effect")]
+    expected = [demo.molecule_command(molecule, action)[1:] for action in ("converge", "side-effect")]
+    assert [call.split() for call in calls] == expected
     out = capsys.readouterr().out
     report_dir = root / "reports" / "demo"
     assert out.index(str(report_dir / "preflight.html")) < out.index(str(report_dir / "validation.html"))

@@ -117,8 +117,9 @@ def test_a_query_before_init_is_uninitialized(standin):
 def test_the_structs_are_laid_out_as_nvidia_ml_py_s(standin, struct):
     ours, theirs = getattr(standin, struct), getattr(pynvml, struct)
     assert ctypes.sizeof(ours) == ctypes.sizeof(theirs)
-    layout = [(name, getattr(ours, name).offset, getattr(ours, name).size) for name, *_ in ours._fields_]
-    assert layout == [(name, getattr(theirs, name).offset, getattr(theirs, name).size) for name, *_ in theirs._fields_]
+    layout = [(field[0], getattr(ours, field[0]).offset, getattr(ours, field[0]).size) for field in ours._fields_]
+    assert layout == [(field[0], getattr(theirs, field[0]).offset, getattr(theirs, field[0]).size)
+                      for field in theirs._fields_]
     if "version" in dict(theirs._fields_):
         assert ours().version == theirs().version
 
