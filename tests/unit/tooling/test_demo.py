@@ -211,9 +211,14 @@ def _stand_in_molecule(tmp_path, summary, status, preflight=None, plan_status=0)
             writes += f"cat > reports/demo/{name} <<'JSON'\n{json.dumps(content)}\nJSON\n"
     if summary is not None:
         writes += "touch reports/demo/preflight.html reports/demo/validation.html reports/demo/site-summary.md\n"
+    # on failure, what molecule 26 logs (its level first, coloured), after ansible's own lines in its frame
+    failed = "" if status == 0 else (
+        "echo '  \u2502 [ERROR]: Task failed: Action failed: site run incomplete: excluded gb200-tray-16'\n"
+        f"printf '\\033[31m\\033[1mCRITICAL\\033[0m Ansible return code was {status}, command was: x\\n'\n"
+        "echo 'ERROR    demo \u279c converge: Executed: Failed'\n")
     script.write_text(f'#!/bin/sh\necho "$*" >> {tmp_path}/molecule.args\n'
                       f'[ "$5" = side-effect ] && exit {plan_status}\n'
-                      f'[ "$5" = converge ] && {{\n{writes}:\n}}\nexit {status}\n', encoding="utf-8")
+                      f'[ "$5" = converge ] && {{\n{writes}{failed}:\n}}\nexit {status}\n', encoding="utf-8")
     script.chmod(0o755)
     return str(script), tmp_path / "molecule.args"
 
@@ -232,6 +237,29 @@ def test_up_judges_the_reports_not_the_exit_status_prints_them_and_the_plan(tmp_
     assert str(report_dir / "site-summary.json") in out and "make demo: as expected" in out
     assert "clique 1: gb200-tray-07 (slot 7), gb200-tray-08 (slot 8); clique 2: gb200-tray-16 (slot 26)" in out
     assert "NVML is simulated" in out
+
+
+def test_molecule_s_failure_lines_are_left_out_of_the_intended_outcome_only(tmp_path, capsys, demo_rack):
+    root = tmp_path / "checkout"
+    root.mkdir()
+    molecule = _stand_in_molecule(tmp_path, PASSING, 2, demo_rack["preflight"])[0]
+    assert demo.up(molecule, root) == 0
+    captured = capsys.readouterr()
+    assert "CRITICAL" not in captured.out + captured.err and "Executed: Failed" not in captured.out + captured.err
+    assert "left out: molecule's 2 line(s) reporting the converge failed, exit status 2" in captured.out
+    # ansible's own lines (the site run's failure) pass
+    assert "[ERROR]: Task failed: Action failed: site run incomplete: excluded gb200-tray-16" in captured.out
+
+
+def test_molecule_s_failure_lines_are_shown_when_the_run_is_not_the_demo_s(tmp_path, capsys, demo_rack):
+    root = tmp_path / "checkout"
+    root.mkdir()
+    molecule = _stand_in_molecule(tmp_path, changed(validation_ran=False), 2, demo_rack["preflight"])[0]
+    assert demo.up(molecule, root) == 1
+    err = capsys.readouterr().err
+    assert "CRITICAL\x1b[0m Ansible return code was 2" in err
+    assert "ERROR    demo \u279c converge: Executed: Failed" in err
+    assert err.index("Executed: Failed") < err.index("make demo: FAILED")
 
 
 def test_up_fails_on_a_summary_other_than_the_demo_s(tmp_path, capsys, demo_rack):
