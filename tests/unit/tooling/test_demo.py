@@ -216,8 +216,11 @@ def _stand_in_molecule(tmp_path, summary, status, preflight=None, plan_status=0)
         "echo '  \u2502 [ERROR]: Task failed: Action failed: site run incomplete: excluded gb200-tray-16'\n"
         f"printf '\\033[31m\\033[1mCRITICAL\\033[0m Ansible return code was {status}, command was: x\\n'\n"
         "echo 'ERROR    demo \u279c converge: Executed: Failed'\n")
-    script.write_text(f'#!/bin/sh\necho "$*" >> {tmp_path}/molecule.args\n'
-                      f'[ "$5" = side-effect ] && exit {plan_status}\n'
+    # molecule 26 in a checkout without molecule/default: a CRITICAL line, then it goes on
+    search = "echo \"CRITICAL 'molecule/default/molecule.yml' glob failed.  Exiting.\"\n"
+    plan_failed = "echo 'ERROR    demo \u279c side_effect: Executed: Failed'\n" if plan_status else ""
+    script.write_text(f'#!/bin/sh\necho "$*" >> {tmp_path}/molecule.args\n{search}'
+                      f'[ "$5" = side-effect ] && {{\n{plan_failed}exit {plan_status}\n}}\n'
                       f'[ "$5" = converge ] && {{\n{writes}{failed}:\n}}\nexit {status}\n', encoding="utf-8")
     script.chmod(0o755)
     return str(script), tmp_path / "molecule.args"
@@ -246,7 +249,11 @@ def test_molecule_s_failure_lines_are_left_out_of_the_intended_outcome_only(tmp_
     assert demo.up(molecule, root) == 0
     captured = capsys.readouterr()
     assert "CRITICAL" not in captured.out + captured.err and "Executed: Failed" not in captured.out + captured.err
-    assert "left out: molecule's 2 line(s) reporting the converge failed, exit status 2" in captured.out
+    assert ("(left out: molecule's failure-level log lines, 1 about the molecule/default scenario this checkout has "
+            "none of (molecule goes on) and 2 reporting the converge failed, exit status 2: the site run failing on "
+            "the excluded tray, the outcome the demo means (its summary is above).)") in captured.out
+    assert ("(left out: molecule's failure-level log lines, 1 about the molecule/default scenario this checkout has "
+            "none of (molecule goes on).)") in captured.out
     # ansible's own lines (the site run's failure) pass
     assert "[ERROR]: Task failed: Action failed: site run incomplete: excluded gb200-tray-16" in captured.out
 
@@ -290,6 +297,8 @@ def test_up_fails_when_the_upgrade_plan_fails(tmp_path, capsys, demo_rack):
     assert demo.up(molecule, root) == 1
     captured = capsys.readouterr()
     assert "the upgrade plan's check-mode run (molecule side-effect) exited 2" in captured.err
+    assert "ERROR    demo \u279c side_effect: Executed: Failed" in captured.err
+    assert "glob failed" in captured.err  # every held line of the failed run is shown
     assert "as expected" not in captured.out
 
 
