@@ -39,6 +39,8 @@ SCENARIO = "demo"
 BASE_CONFIGS = (".config/molecule/config.yml", "molecule/site/molecule.yml")
 REPORT_DIR = Path("reports") / SCENARIO
 SUMMARY = "site-summary.json"
+# Set for the side effect only: molecule/demo/molecule.yml then passes --check to ansible-playbook.
+CHECK_MODE = "GPUFABRIC_DEMO_CHECK_MODE"
 PREFLIGHT = "preflight.json"
 FAILING_TRAY = "gb200-tray-16"
 # What the preflight's fabric_health check says of it, in the reasons the gate excluded it for.
@@ -209,11 +211,14 @@ def report_paths(report_dir: Path) -> list[Path]:
 MOLECULE_FAILURE_LINE = re.compile(r"(?:\x1b\[[0-9;]*m)*(?:CRITICAL|ERROR)\b")
 
 
-def _run(command: list[str], root: Path = ROOT, held: list[str] | None = None) -> int:
-    """Run ``command`` in ``root``, its output passed on as it comes; with ``held``, molecule's CRITICAL and ERROR lines
-    are kept there instead, for the caller to print or not once it has judged the run."""
-    print("+ " + " ".join(command), flush=True)
-    env = dict(os.environ)
+def _run(command: list[str], root: Path = ROOT, held: list[str] | None = None,
+         environment: Mapping[str, str] | None = None) -> int:
+    """Run ``command`` in ``root`` (with ``environment`` added), its output passed on as it comes; with ``held``,
+    molecule's CRITICAL and ERROR lines are kept there instead, for the caller to print or not once it has judged the
+    run."""
+    print("+ " + " ".join([*(f"{name}={value}" for name, value in (environment or {}).items()), *command]),
+          flush=True)
+    env = dict(os.environ, **(environment or {}))
     if os.sep in command[0]:  # molecule runs ansible-config and ansible-playbook: those of its own directory
         env["PATH"] = os.pathsep.join([str(Path(command[0]).parent), env.get("PATH", "")])
     if held is None:
@@ -286,7 +291,7 @@ def up(molecule: str, root: Path = ROOT) -> int:
     print("\nThe plan of a driver upgrade (570 to 580) of the rack, one NVLink domain at a time: nvidia_driver in "
           "check mode, nothing changes.", flush=True)
     held = []
-    plan_status = _run(molecule_command(molecule, "side-effect"), root, held)
+    plan_status = _run(molecule_command(molecule, "side-effect"), root, held, {CHECK_MODE: "true"})
     if plan_status != 0:
         _release(held)
         print(f"\nmake demo: FAILED, the upgrade plan's check-mode run (molecule side-effect) exited {plan_status}",

@@ -219,7 +219,8 @@ def _stand_in_molecule(tmp_path, summary, status, preflight=None, plan_status=0)
     # molecule 26 in a checkout without molecule/default: a CRITICAL line, then it goes on
     search = "echo \"CRITICAL 'molecule/default/molecule.yml' glob failed.  Exiting.\"\n"
     plan_failed = "echo 'ERROR    demo \u279c side_effect: Executed: Failed'\n" if plan_status else ""
-    script.write_text(f'#!/bin/sh\necho "$*" >> {tmp_path}/molecule.args\n{search}'
+    script.write_text(f'#!/bin/sh\necho "$*" >> {tmp_path}/molecule.args\n'
+                      f'echo "${{GPUFABRIC_DEMO_CHECK_MODE:-unset}}" >> {tmp_path}/molecule.check\n{search}'
                       f'[ "$5" = side-effect ] && {{\n{plan_failed}exit {plan_status}\n}}\n'
                       f'[ "$5" = converge ] && {{\n{writes}{failed}:\n}}\nexit {status}\n', encoding="utf-8")
     script.chmod(0o755)
@@ -234,6 +235,10 @@ def test_up_judges_the_reports_not_the_exit_status_prints_them_and_the_plan(tmp_
     calls = args.read_text(encoding="utf-8").splitlines()
     expected = [demo.molecule_command(molecule, action)[1:] for action in ("converge", "side-effect")]
     assert [call.split() for call in calls] == expected
+    # --check for the plan only (molecule/demo/molecule.yml reads it)
+    assert (tmp_path / "molecule.check").read_text(encoding="utf-8").split() == ["unset", "true"]
+    with open(os.path.join(ROOT, "molecule", "demo", "molecule.yml"), encoding="utf-8") as handle:
+        assert f"check: ${{{demo.CHECK_MODE}:-false}}" in handle.read()
     out = capsys.readouterr().out
     report_dir = root / "reports" / "demo"
     assert out.index(str(report_dir / "preflight.html")) < out.index(str(report_dir / "validation.html"))
