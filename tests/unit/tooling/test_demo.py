@@ -398,8 +398,12 @@ def test_the_demo_rack_shows_its_nvlink_domains_by_rack_and_slot(demo_rack):
         assert checks["fabric"]["status"] == checks["fabric_health"]["status"] == "pass", checks
         assert checks["imex_domain"]["status"] == "pass", checks["imex_domain"]
         assert "fabric state unknown" not in json.dumps(report["hosts"][host])
-    page = preflight_report_html(report)
+    title = _demo_settings()["group_vars"]["all"]["gpufabric_preflight_report_title"]
+    page = preflight_report_html(report, title=title)
     assert "No IMEX domain" not in page and "3c1a5f2e-9b7d-4c2a-8e6f-1d0b7a9c4e21.1" in page
+    # the page says it is of a simulation
+    assert "<h1>GPU fabric readiness of a simulated GB200 NVL72 rack (make demo: no GPU, NVML answered from " \
+           'recordings): <span class="fail">NOT READY</span></h1>' in page
 
 
 def test_the_demo_rack_s_gate_excludes_only_the_degraded_tray_for_its_fabric(demo_rack):
