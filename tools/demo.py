@@ -286,8 +286,9 @@ def up(molecule: str, root: Path = ROOT) -> int:
             print(f"  - {problem}", file=sys.stderr)
         return 1
     if held:
-        print("\n" + _left_out(held, f"the converge failed, exit status {status}: the site run failing on the "
-                                    "excluded tray, the outcome the demo means (its summary is above)"))
+        failure = (f"the converge failed, exit status {status}: the site run failing on the excluded tray, the "
+                   "outcome the demo means (its summary is above)")
+        print("\n" + _left_out(held, failure))
     print("\nThe plan of a driver upgrade (570 to 580) of the rack, one NVLink domain at a time: nvidia_driver in "
           "check mode, nothing changes.", flush=True)
     held = []
