@@ -27,6 +27,7 @@ from dataclasses import dataclass
 
 from ansible.module_utils.basic import missing_required_lib
 
+from ansible_collections.gpufabric.cluster.plugins.module_utils import host_files
 from ansible_collections.gpufabric.cluster.plugins.module_utils.errors import NvmlError
 
 PYNVML_IMPORT_ERROR: str | None = None
@@ -237,6 +238,10 @@ PLATFORM_INFO_STRUCTS = (
      ("ibGuid", "rackGuid", "chassisPhysicalSlotNumber", "computeSlotIndex", "nodeIndex", "peerType", "moduleId")),
 )
 PLATFORM_INVALID_BYTE = 0xFF
+# The running kernel's boot id (proc(5): "a new UUID each time the system boots"): a probe root other than / is the
+# running host when it holds the same (nvml_source).
+BOOT_ID = "/proc/sys/kernel/random/boot_id"
+BOOT_ID_RE = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\Z")
 # A chassis serial reported in the facts: 1 to 16 letters, digits and ``_.-``, starting with a letter or digit.
 CHASSIS_SERIAL_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,15}\Z")
 
@@ -788,15 +793,31 @@ def pynvml_missing_message() -> str:
     return missing_required_lib(PYNVML_LIBRARY, reason="to query GPUs through NVML", url=PYNVML_URL)
 
 
+def is_running_host(root: str) -> bool:
+    """Whether ``root`` is the running host's root: ``/``, or that root mounted elsewhere (a probe in a container
+    that mounts the host's ``/`` at ``/host``), known by its :data:`BOOT_ID` reading the running kernel's boot id.
+
+    The boot id is a random UUID the kernel draws at boot and shows in every mount namespace of that boot; a tree
+    recorded on another host, or on this one at another boot, does not hold it.  Neither id is ever reported.
+    """
+    if os.path.realpath(root) == "/":
+        return True
+    running = host_files.read_text("/", BOOT_ID)
+    if not running or not BOOT_ID_RE.match(running):
+        return False
+    # the root as a plain path: a boot id it does not hold is no refusal of the probe's
+    return host_files.read_text(str(root), BOOT_ID) == running
+
+
 def nvml_source(root: str) -> NvmlSource:
     """Return the NVML source for a probe of ``root``.
 
-    NVML always describes the running host, so it is only used when ``root`` is ``/``; for any other
-    root this raises :class:`NvmlError` and the probe lists the tree's GPUs from PCI sysfs.  Raises
-    :class:`PynvmlMissing` when nvidia-ml-py is not installed.
+    NVML always describes the running host, so it is only used when ``root`` is the running host's root
+    (:func:`is_running_host`); for any other root this raises :class:`NvmlError` and the probe lists the tree's GPUs
+    from PCI sysfs.  Raises :class:`PynvmlMissing` when nvidia-ml-py is not installed.
     """
     if pynvml is None:
         raise PynvmlMissing(pynvml_missing_message(), PYNVML_IMPORT_ERROR)
-    if os.path.realpath(root) != "/":
+    if not is_running_host(root):
         raise NvmlError(f"NVML describes the running host, not the tree at root {root!r}")
     return PynvmlSource()

@@ -43,7 +43,9 @@ description:
     from one C(systemctl show) call run from below O(root), on a host with an NVIDIA GPU or NVSwitch.
   - Read only. A host without GPUs reports none; what cannot be read is listed in RV(errors) or warned
     about, and does not fail the task; only a O(root) that does not exist or has no C(sys/) fails it.
-  - NVML always describes the running host, so it is only asked when O(root) is C(/).
+  - NVML always describes the running host, so it is only asked when O(root) is C(/) or the running host's root
+    mounted elsewhere (a probe in a container that mounts the host's C(/) at C(/host)), known by its
+    C(proc/sys/kernel/random/boot_id) reading the running kernel's boot id; a recorded tree is listed from PCI.
 author: gpufabric.cluster contributors (@gpufabric)
 requirements:
   - nvidia-ml-py on the managed host to read NVML (without it the GPUs are listed from PCI sysfs, with a warning)

@@ -58,13 +58,16 @@ def test_report_written_and_run_passes(fleet):
     assert "listing GPUs from PCI sysfs instead" in completed.stderr
 
 
-def test_the_page_links_validation_html_when_the_report_directory_has_one(fleet, tmp_path):
+def test_the_page_links_validation_html_when_the_report_directory_has_one_and_has_the_title_given(fleet, tmp_path):
     reports = tmp_path / "reports"
     reports.mkdir()
     (reports / "validation.html").write_text("<!DOCTYPE html>")
-    completed = run_preflight(fleet, "-e", f"gpufabric_report_dir={reports}")
+    completed = run_preflight(fleet, "-e", f"gpufabric_report_dir={reports}",
+                              "-e", "gpufabric_preflight_report_title='Rack <A17> readiness'")
     assert completed.returncode == 0, completed.stdout + completed.stderr
-    assert '<a class="validation" href="validation.html">' in (reports / "preflight.html").read_text()
+    page = (reports / "preflight.html").read_text()
+    assert '<a class="validation" href="validation.html">' in page
+    assert '<h1>Rack &lt;A17&gt; readiness: <span class="fail">NOT READY</span></h1>' in page
 
 
 def test_second_run_changes_nothing(fleet):
@@ -99,6 +102,8 @@ def test_bad_variable_is_named(fleet):
      "gpu_health_thresholds, got a string"),
     ('{"gpufabric_imex_address_family": "ipv5"}', "gpufabric_imex_address_family must be one of: ipv4, ipv6, got "
                                                   "'ipv5'"),
+    ('{"gpufabric_preflight_report_title": ""}', "gpufabric_preflight_report_title is empty: leave it unset for its "
+                                                 "default ('GPU fabric readiness') or set a value"),
 ])
 def test_site_settings_checked_once_for_every_host_before_any_judgement(fleet, extra, line):
     """The site-wide settings are checked by one task on the controller, for every host, not once per host: an extra

@@ -593,6 +593,83 @@ def test_factory_on_the_running_host(monkeypatch):
     assert fake.calls == [("nvmlDeviceGetCount",)]
 
 
+def _running_boot_id():
+    with open(nvml.BOOT_ID, encoding="ascii") as handle:
+        return handle.read()
+
+
+def _tree_with_boot_id(root, content):
+    path = root / nvml.BOOT_ID.lstrip("/")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(content if isinstance(content, bytes) else content.encode())
+    return str(root)
+
+
+def test_factory_on_the_running_host_mounted_elsewhere(monkeypatch, tmp_path):
+    # the host's / as a container mounts it at /host: its /proc shows the running kernel's boot id
+    monkeypatch.setattr(nvml, "pynvml", _fake_pynvml())
+    root = _tree_with_boot_id(tmp_path / "host", _running_boot_id())
+    assert nvml.is_running_host(root)
+    assert isinstance(nvml.nvml_source(root), nvml.PynvmlSource)
+    # as the probe hands it over: the checked root, whose refusals stay empty
+    checked = nvml.host_files.check_root(root)
+    assert isinstance(nvml.nvml_source(checked), nvml.PynvmlSource)
+    assert checked.refusal_errors() == []
+
+
+@pytest.mark.parametrize("content", [
+    "00000000-0000-0000-0000-000000000000\n",  # another boot's (or another host's)
+    "", "\n", b"\xff\xfe", "x" * 5000,  # empty, not text, over the limit of an attribute
+], ids=["other-boot", "empty", "newline", "binary", "huge"])
+def test_factory_refuses_a_tree_of_another_boot(monkeypatch, tmp_path, content):
+    monkeypatch.setattr(nvml, "pynvml", _fake_pynvml())
+    root = _tree_with_boot_id(tmp_path / "tree", content)
+    assert not nvml.is_running_host(root)
+    with pytest.raises(NvmlError, match="NVML describes the running host, not the tree at root"):
+        nvml.nvml_source(root)
+
+
+def test_factory_refuses_a_truncated_or_doubled_boot_id(monkeypatch, tmp_path):
+    monkeypatch.setattr(nvml, "pynvml", _fake_pynvml())
+    running = _running_boot_id().strip()
+    for content in (running[:-1], running + running, running + "\n" + running):
+        assert not nvml.is_running_host(_tree_with_boot_id(tmp_path / "tree", content))
+
+
+def test_factory_never_follows_a_tree_s_boot_id_out_of_the_tree(monkeypatch, tmp_path):
+    # a link to the running host's own boot id resolves below the tree, as every path of a probe does
+    monkeypatch.setattr(nvml, "pynvml", _fake_pynvml())
+    path = tmp_path / "tree" / nvml.BOOT_ID.lstrip("/")
+    path.parent.mkdir(parents=True)
+    path.symlink_to(nvml.BOOT_ID)
+    assert not nvml.is_running_host(str(tmp_path / "tree"))
+    relative = tmp_path / "tree2" / nvml.BOOT_ID.lstrip("/")
+    relative.parent.mkdir(parents=True)
+    relative.symlink_to("../../../../../../../../.." + nvml.BOOT_ID)
+    assert not nvml.is_running_host(str(tmp_path / "tree2"))
+
+
+def test_factory_without_the_running_host_s_boot_id_asks_nvml_for_slash_only(monkeypatch, tmp_path):
+    # a kernel without the file (or a path that does not read as a boot id) makes no tree the running host
+    monkeypatch.setattr(nvml, "pynvml", _fake_pynvml())
+    monkeypatch.setattr(nvml, "BOOT_ID", "/proc/sys/kernel/random/no_such_boot_id")
+    root = _tree_with_boot_id(tmp_path / "tree", "")
+    assert not nvml.is_running_host(root)
+    assert isinstance(nvml.nvml_source("/"), nvml.PynvmlSource)
+    monkeypatch.setattr(nvml, "BOOT_ID", "/proc/sys/kernel/osrelease")  # readable, but no boot id
+    release = nvml.host_files.read_text("/", "/proc/sys/kernel/osrelease")
+    assert not nvml.is_running_host(_tree_with_boot_id(tmp_path / "tree2", release))
+
+
+@given(st.binary(max_size=80))
+@settings(max_examples=60)
+def test_only_the_running_boot_id_makes_a_tree_the_running_host(tmp_path_factory, content):
+    root = _tree_with_boot_id(tmp_path_factory.mktemp("tree"), content)
+    running = _running_boot_id().strip()
+    expected = content.decode("utf-8", "replace").strip() == running
+    assert nvml.is_running_host(root) is expected
+
+
 # --- NVLink state and speed, fabric health mask ---------------------------------------------------
 
 
