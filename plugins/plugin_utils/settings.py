@@ -88,6 +88,12 @@ class SettingsError(ValueError):
     """Input from which no check can be made (a caller's mistake); the message names the argument."""
 
 
+# LibYAML's loader where PyYAML has it (its wheels do): every worker process of a run whose filters read the settings
+# loads the argument specs of all roles once, which the pure-Python loader made the largest part of the preflight's
+# controller CPU (bench/results/2026-11-29-settings-specs-loader.md).
+_YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
 @functools.cache
 def _load(roles_dir: str) -> dict[str, dict[str, dict]]:
     specs: dict[str, dict[str, dict]] = {}
@@ -96,7 +102,8 @@ def _load(roles_dir: str) -> dict[str, dict[str, dict]]:
         if not os.path.isfile(path):
             continue
         with open(path, encoding="utf-8") as handle:
-            document = yaml.safe_load(handle) or {}
+            # a safe loader either way: CSafeLoader or SafeLoader
+            document = yaml.load(handle, Loader=_YAML_LOADER) or {}
         specs[role] = {str(entry): dict(spec.get("options") or {})
                        for entry, spec in (document.get("argument_specs") or {}).items()}
     return specs
