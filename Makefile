@@ -138,7 +138,9 @@ $(DOCS_VENV): tools/requirements-docs.txt $(BIN)/ansible
 
 docs: $(DOCS_VENV) collection ## build the docs site into .build/docs/build/html (antsibull-docs, Sphinx)
 	rm -rf $(DOCS) && mkdir -p $(DOCS)
-	ANSIBLE_HOME=$(BUILD) $(BIN)/antsibull-docs sphinx-init --use-current --dest-dir $(DOCS) gpufabric.cluster
+	ANSIBLE_HOME=$(BUILD) $(BIN)/antsibull-docs sphinx-init --use-current --dest-dir $(DOCS) \
+	  --index-rst-source docs/site/index.rst --project gpufabric.cluster --copyright 'gpufabric.cluster contributors' \
+	  --title 'gpufabric.cluster' gpufabric.cluster
 	mkdir -p $(DOCS)/rst && chmod og-w $(DOCS)/rst
 	cd $(DOCS) && ANSIBLE_HOME=$(BUILD) $(BIN)/antsibull-docs --config-file antsibull-docs.cfg collection \
 	  --cleanup everything --use-current --dest-dir rst gpufabric.cluster
