@@ -14,7 +14,6 @@ import copy
 import re
 
 import pytest
-from fixtures.recorded_nvml import recorded_facts
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -22,6 +21,7 @@ from ansible_collections.gpufabric.cluster.plugins.plugin_utils import nvlink_do
 from ansible_collections.gpufabric.cluster.plugins.plugin_utils.preflight import PreflightError, preflight_report
 from ansible_collections.gpufabric.cluster.plugins.plugin_utils.preflight_html import preflight_report_html
 from ansible_collections.gpufabric.cluster.plugins.plugin_utils.report_markdown import preflight_markdown
+from ansible_collections.gpufabric.cluster.tests.unit.helpers import gathered_trees
 
 TREES = ("gb200_tray", "gb200_tray_degraded", "gb200_tray_misconfigured", "gb200_tray_gfm_down")
 RACK = "1823124190518"
@@ -30,13 +30,7 @@ RACK = "1823124190518"
 @pytest.fixture(scope="module")
 def trays(tree_builder, tmp_path_factory, command_runner):
     """``ansible_facts['gpufabric']`` of the recorded GB200 trays, gathered by the real probe."""
-    dest = str(tmp_path_factory.mktemp("domain-trays"))
-    facts = {}
-    for name in TREES:
-        gathered = recorded_facts(tree_builder.build_tree(name, dest), command_runner)
-        gathered.pop("warnings")
-        facts[name] = gathered
-    return facts
+    return gathered_trees(tree_builder, command_runner, str(tmp_path_factory.mktemp("domain-trays")), TREES)
 
 
 def fleet(trays, members, driver=None, imex=None):
