@@ -177,3 +177,19 @@ def test_any_validation_gives_a_verdict_per_node_or_a_clear_error(validation):
     plan = nv.plan(report, {node: node for node in report["hosts"]}, [_node(node) for node in report["hosts"]],
                    today=DAY, kind="validation")
     assert [entry["node"] for entry in plan["nodes"]] == sorted(report["hosts"]) and plan["skipped"] == []
+
+
+@pytest.mark.parametrize(("taint", "tainted"), [("false", False), ("true", True), ("no", False), ("yes", True)])
+def test_the_taint_setting_as_text_the_way_extra_vars_pass_it(taint, tainted):
+    report = vv.node_report({"nccl": _part("fail", "t1")})
+    plan = nv.plan(report, {"t1": "t1"}, [_node("t1")], taint=taint, today=DAY, kind="validation")
+    taints = plan["nodes"][0]["patch"].get("spec", {}).get("taints", [])
+    assert [item["key"] for item in taints] == (["gpufabric.cluster/validation-failed"] if tainted else [])
+
+
+def test_a_node_named_twice_in_one_placement_is_one_check_and_an_empty_validation_names_none():
+    report = vv.node_report({"compute_domain": _part("fail", "t1", "t1", "t2")})
+    assert report["hosts"]["t1"] == {"status": "fail", "checks": [{"name": "compute_domain", "status": "fail"}]}
+    assert vv.node_report({}) == {"hosts": {}}
+    with pytest.raises(ArgumentError):
+        vv.node_report("")
