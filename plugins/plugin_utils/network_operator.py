@@ -25,7 +25,7 @@ import json
 import typing as t
 from collections.abc import Mapping
 
-from ansible_collections.gpufabric.cluster.plugins.plugin_utils import arguments
+from ansible_collections.gpufabric.cluster.plugins.plugin_utils import arguments, rail_selection
 from ansible_collections.gpufabric.cluster.plugins.plugin_utils import settings as site_settings
 from ansible_collections.gpufabric.cluster.plugins.plugin_utils.cluster_roles import (
     ClusterRoleError,
@@ -34,7 +34,7 @@ from ansible_collections.gpufabric.cluster.plugins.plugin_utils.cluster_roles im
     registry_repository,
     secret_names,
 )
-from ansible_collections.gpufabric.cluster.plugins.plugin_utils.rail_plan import rail_address, select_ports
+from ansible_collections.gpufabric.cluster.plugins.plugin_utils.rail_plan import rail_address
 
 # The role's settings the resources are derived from (network_operator_<name>); their defaults are the role's argument
 # spec's.
@@ -59,31 +59,40 @@ def _settings(settings: Mapping | None) -> dict:
                            CHOICES, "network_operator_")
 
 
-def rails_of(facts: Mapping[str, Mapping]) -> list[dict]:
-    """The rails of the hosts: rail N is the Nth port with a netdev in PCI order, the same on every host."""
-    per_host = {}
+def rails_of(facts: Mapping[str, Mapping], hostvars: Mapping) -> list[dict]:
+    """The rails of the hosts by the rail rule of ``rdma_network`` (:func:`.rail_selection.host_rails`: each host's
+    ``rdma_network_*`` variables, else their defaults), numbered as that rule numbers them, the same on every host.
+
+    A rail is a rail whether it is ACTIVE or not (its number stays); the ports the rule leaves out (no netdev, a
+    protected interface, a BlueField DPU unless named) are none.
+    """
+    per_host, problems = {}, []
     for host, item in sorted(facts.items()):
-        # rdma_network's rail numbering (every port with a netdev, inactive ones too); its messages are not ours.
-        # Without the rail plan this numbering keeps the BlueField ports, as before the rail rule's default
-        # exclusion (issue 45): a rail plan, when rdma_network ran, is read instead (rails_of_plan).
-        ports, _skipped = select_ports([dict(port) for port in (item.get("connectx") or {}).get("ports") or []],
-                                       {"include_inactive": True, "exclude_device_ids": []}, {}, host, [])
-        per_host[host] = ports
+        ports = [dict(port) for port in (item.get("connectx") or {}).get("ports") or [] if isinstance(port, Mapping)]
+        selection, errors = rail_selection.host_rails(host, hostvars.get(host) or {}, ports)
+        problems += errors
+        per_host[host] = selection.rails
+    if problems:
+        raise ClusterRoleError("; ".join(problems))
     counts = {host: len(ports) for host, ports in per_host.items()}
     if not counts or not max(counts.values()):
-        raise ClusterRoleError("no ConnectX port with a netdev on any host of network_operator_hosts "
-                               "(ansible_facts['gpufabric']['connectx']['ports'])")
+        raise ClusterRoleError("no RDMA rail on any host of network_operator_hosts: no ConnectX port with a netdev "
+                               "(ansible_facts['gpufabric']['connectx']['ports']) that the rail rule (the "
+                               "rdma_network_* settings) selects")
     if len(set(counts.values())) != 1:
-        raise ClusterRoleError("the hosts of network_operator_hosts have different numbers of ConnectX ports: "
+        raise ClusterRoleError("the hosts of network_operator_hosts have different numbers of RDMA rails: "
                                + ", ".join(f"{h}: {n}" for h, n in counts.items()))
     rails = []
-    for index in range(next(iter(counts.values()))):
-        ports = {host: ports[index] for host, ports in per_host.items()}
+    for position in range(next(iter(counts.values()))):
+        ports = {host: ports[position] for host, ports in per_host.items()}
+        numbers = sorted({int(p["rail"]) for p in ports.values()})
+        index = numbers[0]
         netdevs = sorted({p["netdev"] for p in ports.values()})
         layers = sorted({str(p.get("link_layer")) for p in ports.values()})
-        if len(netdevs) != 1 or len(layers) != 1:
+        if len(netdevs) != 1 or len(layers) != 1 or len(numbers) != 1:
             raise ClusterRoleError(f"rail {index} is not the same port on every host: netdevs {', '.join(netdevs)}, "
-                                   f"link layers {', '.join(layers)}")
+                                   f"link layers {', '.join(layers)}, rail numbers "
+                                   f"{', '.join(map(str, numbers))}")
         if layers[0] not in LINK_TYPES:
             raise ClusterRoleError(f"rail {index} ({netdevs[0]}): unknown link layer {layers[0]!r}")
         rails.append({
@@ -218,7 +227,7 @@ def _rails(hostvars: Mapping, hosts: t.Sequence[str], facts: Mapping, chosen: Ma
         if chosen["rails"]:
             _agree(rails, chosen["rails"])
         return rails, f"{PLAN_FACT} (the rail plan of rdma_network)"
-    rails = rails_of(facts)
+    rails = rails_of(facts, hostvars)
     offset = int(chosen["address_offset"])
     if offset < 1:
         raise ClusterRoleError(f"network_operator_address_offset must be at least 1, got {offset}")

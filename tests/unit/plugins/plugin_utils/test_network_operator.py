@@ -28,13 +28,52 @@ def tray(fleet_facts):
     return fleet_facts["gb200_tray"]
 
 
-def fleet(tray, count=3):
-    return {f"t{i}": {"ansible_facts": {"gpufabric": copy.deepcopy(tray)}} for i in range(count)}
+def fleet(tray, count=3, **host_vars):
+    return {f"t{i}": {"ansible_facts": {"gpufabric": copy.deepcopy(tray)}, **copy.deepcopy(host_vars)}
+            for i in range(count)}
+
+
+# The tray's BlueField-3 port (enP6p1s0f0np0, device id 0xa2dc) named a rail, as a Spectrum-X SuperNIC rail is: the
+# tray then has four InfiniBand rails and one Ethernet rail.
+SUPERNIC = {"rdma_network_device_ids": ["0x1021", "0xa2dc"]}
+
+
+def test_rails_without_a_plan_follow_the_rail_rule(tray):
+    """Without a rail plan the rails are the ports rdma_network's rule selects: by default not the BlueField DPU
+    port; named by a selector (per host, as the inventory sets it) it is a rail; a bad setting names its host."""
+    result = network_operator_resources(fleet(tray), ["t0", "t1", "t2"])
+    assert [(r["name"], r["interface"], r["link_layer"]) for r in result["rails"]] == [
+        ("rail0", "ibp3s0", "InfiniBand"), ("rail1", "ibP2p3s0", "InfiniBand"),
+        ("rail2", "ibP16p3s0", "InfiniBand"), ("rail3", "ibP18p3s0", "InfiniBand")]
+    assert {n["kind"] for n in result["networks"]} == {"IPoIBNetwork"}
+    kept = network_operator_resources(fleet(tray, rdma_network_exclude_device_ids=[]), ["t0", "t1", "t2"])
+    assert [r["interface"] for r in kept["rails"]] == ["ibp3s0", "ibP2p3s0", "enP6p1s0f0np0", "ibP16p3s0",
+                                                      "ibP18p3s0"]
+    # The rule's rail numbers are kept: rdma_network_rail_indices narrows the rails, not their numbers.
+    narrowed = network_operator_resources(fleet(tray, rdma_network_rail_indices=[1, 3]), ["t0", "t1", "t2"])
+    assert [(r["name"], r["interface"]) for r in narrowed["rails"]] == [("rail1", "ibP2p3s0"),
+                                                                         ("rail3", "ibP18p3s0")]
+    # A string is a comma-separated list, as Ansible reads one; a device id written without quotes is a number.
+    for named in ("0x1021, 0xa2dc", [0x1021, 0xA2DC]):
+        assert len(network_operator_resources(fleet(tray, rdma_network_device_ids=named), ["t0"])["rails"]) == 5
+    mixed = fleet(tray)
+    mixed["t1"].update(copy.deepcopy(SUPERNIC))
+    with pytest.raises(AnsibleFilterError, match="different numbers of RDMA rails: t0: 4, t1: 5, t2: 4"):
+        network_operator_resources(mixed, ["t0", "t1", "t2"])
+    for bad, message in ((("rdma_network_include_inactive", "maybe"), r"host t2: rdma_network_include_inactive"),
+                         (("rdma_network_netdev_pattern", "ib("), r"host t2: rdma_network_netdev_pattern"),
+                         (("rdma_network_device_ids", {"0x1021": 1}), r"host t2: rdma_network_device_ids must be "
+                                                                       "a list, got a mapping"),
+                         (("rdma_network_link_layers", ["Ethernet"]), "no RDMA rail on any host|different numbers")):
+        hosts = fleet(tray)
+        hosts["t2"][bad[0]] = bad[1]
+        with pytest.raises(AnsibleFilterError, match=message):
+            network_operator_resources(hosts, ["t0", "t1", "t2"])
 
 
 def test_rails_policy_networks_and_pools_on_the_rail_plan(tray):
     rails = [{"ipv4": f"10.100.{i}.0/24"} for i in range(5)]
-    result = network_operator_resources(fleet(tray), ["t0", "t1", "t2"], {"rails": rails})
+    result = network_operator_resources(fleet(tray, **SUPERNIC), ["t0", "t1", "t2"], {"rails": rails})
     assert [(r["name"], r["interface"], r["link_layer"]) for r in result["rails"]] == [
         ("rail0", "ibp3s0", "InfiniBand"), ("rail1", "ibP2p3s0", "InfiniBand"),
         ("rail2", "enP6p1s0f0np0", "Ethernet"), ("rail3", "ibP16p3s0", "InfiniBand"),
@@ -133,13 +172,20 @@ def test_ofed_container_needs_a_version_and_subnets_cut_from_the_cidr(tray):
 ])
 def test_bad_input(tray, settings, message):
     with pytest.raises(AnsibleFilterError, match=message):
-        network_operator_resources(fleet(tray), ["t0", "t1", "t2"], settings)
+        network_operator_resources(fleet(tray, **SUPERNIC), ["t0", "t1", "t2"], settings)
 
 
 def test_rails_must_agree_between_hosts(tray):
     hosts = fleet(tray, 2)
-    hosts["t1"]["ansible_facts"]["gpufabric"]["connectx"]["ports"].pop()
-    with pytest.raises(AnsibleFilterError, match="different numbers of ConnectX ports"):
+    ports = hosts["t1"]["ansible_facts"]["gpufabric"]["connectx"]["ports"]
+    ports.remove(next(port for port in ports if port["netdev"] == "ibP18p3s0"))
+    with pytest.raises(AnsibleFilterError, match="different numbers of RDMA rails: t0: 4, t1: 3"):
+        network_operator_resources(hosts, ["t0", "t1"])
+    hosts = fleet(tray, 2)
+    ports = hosts["t1"]["ansible_facts"]["gpufabric"]["connectx"]["ports"]
+    next(port for port in ports if port["netdev"] == "ibP2p3s0")["netdev"] = "ibP9p3s0"
+    with pytest.raises(AnsibleFilterError, match="rail 1 is not the same port on every host: netdevs ibP2p3s0, "
+                                                 "ibP9p3s0"):
         network_operator_resources(hosts, ["t0", "t1"])
 
 
