@@ -227,15 +227,18 @@ def with_outside(hostvars: Mapping, fleet: t.Sequence[str] | None,
     return view, (None if fleet is None else [*fleet, *view.outside]), missing
 
 
-def refuse_missing(hostvars: Mapping, hosts: t.Sequence[str], missing: Mapping[str, t.Sequence[str]]) -> None:
-    """Refuse the domains of ``hosts`` with recorded members whose facts are missing, naming each domain and them."""
+REFUSED_WHY = ("(recorded in gpufabric_imex_membership by the run that judged the whole domain; not in the inventory, "
+               "e.g. outside this job slice, nor in the fact cache): such a domain is refused, its nodes file is "
+               "written from all of its members or not at all; run unsliced, or keep a fact cache that holds their "
+               "facts")
+
+
+def refused_domains(hostvars: Mapping, hosts: t.Sequence[str],
+                    missing: Mapping[str, t.Sequence[str]]) -> dict[str, str]:
+    """``{clique: reason}`` for the domains of ``hosts`` with recorded members whose facts are missing."""
     run_cliques = {clique for name in hosts for clique in cliques_of(hostvars.get(name) or {})}
-    refused = {clique: names for clique, names in missing.items() if clique in run_cliques and names}
-    if refused:
-        raise ImexDomainError(f"{missing_text(refused)} (recorded in gpufabric_imex_membership by the run that judged "
-                              "the whole domain; not in the inventory, e.g. outside this job slice, nor in the fact "
-                              "cache): such a domain is refused, its nodes file is written from all of its members "
-                              "or not at all; run unsliced, or keep a fact cache that holds their facts")
+    return {clique: f"{missing_text({clique: names})} {REFUSED_WHY}"
+            for clique, names in sorted(missing.items()) if clique in run_cliques and names}
 
 
 def domain_peers(hostvars: Mapping, hosts: t.Sequence[str], fleet: t.Sequence[str],
@@ -366,13 +369,16 @@ def derive_domains(hostvars: Mapping, hosts: t.Sequence[str], domains: t.Any = N
     clique: every such host is named, since any of the run's domains might be theirs; and for a host of the fleet
     whose GPUs are in several cliques, one of them a clique of the run (it would drop out of that domain's file).
     ``outside`` (:func:`.fleet_facts.outside_members`) adds the recorded members outside the inventory to the
-    hostvars and the fleet; a domain of the run with a recorded member whose facts are missing is refused, naming it.
+    hostvars and the fleet; a domain of the run with a recorded member whose facts are missing is refused, that
+    domain only: each of its hosts of the run gets ``domain: None``, no nodes and ``refused``, the reason naming the
+    domain and those members (every host has ``refused``, None where nothing was refused).
     """
     if not isinstance(hostvars, Mapping):
         raise ImexDomainError(f"the input must be hostvars (a mapping), got {_kind(hostvars)}")
+    refused: dict[str, str] = {}
     if not _explicit(domains):
         hostvars, fleet, missing = with_outside(hostvars, fleet, outside)
-        refuse_missing(hostvars, hosts, missing)
+        refused = refused_domains(hostvars, hosts, missing)
     label = address_label or address_var
     prefix = label[:-len("_address")] if label.endswith("_address") else label
     family_variable = f"{prefix}_address_family"
@@ -417,11 +423,13 @@ def derive_domains(hostvars: Mapping, hosts: t.Sequence[str], domains: t.Any = N
                                   "run, whose nodes file lists every member: check "
                                   f"its NVLink fabric, or set {variable}")
         chosen = [{"name": clique, "hosts": names, "nodes": [], "clique": clique}
-                  for clique, names in group_by_clique(fleet_cliques).items() if clique in run_cliques]
+                  for clique, names in group_by_clique(fleet_cliques).items()
+                  if clique in run_cliques and clique not in refused]
     else:
         chosen = [{"name": clique, "hosts": members, "nodes": [], "clique": clique}
-                  for clique, members in group_by_clique(cliques).items()]
-    result = {name: {"domain": None, "clique": (cliques[name] or [None])[0], "address": None, "nodes": []}
+                  for clique, members in group_by_clique(cliques).items() if clique not in refused]
+    result = {name: {"domain": None, "clique": (cliques[name] or [None])[0], "address": None, "nodes": [],
+                     "refused": refused.get((cliques[name] or [None])[0])}
               for name in hosts}
     owners: dict[str, list[str]] = {}
     for domain in chosen:
@@ -432,7 +440,7 @@ def derive_domains(hostvars: Mapping, hosts: t.Sequence[str], domains: t.Any = N
         nodes = nodes_file(addresses.values(), domain["nodes"])
         for host in domain["hosts"]:
             result[host] = {"domain": domain["name"], "clique": domain["clique"], "address": addresses[host],
-                            "nodes": nodes}
+                            "nodes": nodes, "refused": None}
     shared = sorted((address, sorted(names)) for address, names in owners.items() if len(names) > 1)
     if shared:
         address, names = shared[0]

@@ -258,3 +258,25 @@ def test_a_slice_whose_fact_cache_holds_only_its_own_hosts_refuses_both_domains_
     output = stdout(nodes)
     assert f"IMEX domain {CLUSTER_UUIDS[1]}." in output and "no facts of its member(s) rack01-tray02" in output
     assert nodes_files(workdir, "slice1-awx-nodes") == {}
+
+
+def test_a_refused_domain_leaves_the_slices_other_domain_written_whole(fleet):
+    """A cache holding the slice's hosts and every member of rack 2 but not rack 1's: nvidia_imex refuses rack 1's
+    domain on its trays, by name, and writes rack 2's nodes files whole; the refusal is the domain's, not the run's."""
+    workdir, hostvars = fleet["workdir"], fleet["hostvars"]
+    inventory = script_data(hostvars, 1, SLICES)
+    hosts = inventory["gpu_nodes"]["hosts"]
+    cache = workdir / "slice1-rack2-cache"
+    cache.mkdir()
+    for name in {*hosts, *(tray_name(2, tray) for tray in range(1, TRAYS_PER_RACK + 1))}:
+        source = cache_file(fleet["shared"], name)
+        shutil.copyfile(source, cache / source.name)
+    runner, nodes = run_job(workdir, "slice1-rack2-nodes", "play", inventory, cache)
+    assert runner.rc == 2, stdout(nodes)[-4000:]
+    output = stdout(nodes)
+    lacking = [tray_name(1, tray) for tray in range(1, TRAYS_PER_RACK + 1) if tray_name(1, tray) not in hosts]
+    assert f"IMEX domain {CLUSTER_UUIDS[1]}.1: no facts of its member(s) {', '.join(lacking)}" in output
+    assert sorted(runner.stats["failures"]) == sorted(name for name in hosts if name.startswith("rack01"))
+    assert nodes_files(workdir, "slice1-rack2-nodes") == {
+        name: "".join(address(2, member) + "\n" for member in range(1, TRAYS_PER_RACK + 1))
+        for name in hosts if name.startswith("rack02")}

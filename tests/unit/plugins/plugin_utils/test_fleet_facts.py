@@ -56,9 +56,15 @@ def test_a_slice_whose_peers_are_not_cached_refuses_their_domain_by_name_and_lea
     hostvars = {"tray-01": tray("tray-01", record=RECORD), "other-01": tray("other-01", OTHER)}
     found = outside_members(hostvars, ["tray-01", "other-01"], {"tray-02": facts()})
     assert found["missing"] == {CLIQUE: ["tray-03", "tray-04"]}
-    with pytest.raises(AnsibleFilterError, match=rf"IMEX domain {CLIQUE}: no facts of its member\(s\) tray-03, "
-                                                 r"tray-04 \(recorded in gpufabric_imex_membership"):
-        imex_domains(hostvars, ["tray-01"], fleet=["tray-01", "other-01"], outside=found)
+    # The refused domain's hosts get no domain and no nodes file, and why; the other domain of the run is placed.
+    other = dict(hostvars, **{"other-02": dict(tray("other-02", OTHER), gpufabric_imex_address="10.9.9.10")})
+    placement = imex_domains(other, ["tray-01", "other-01"], fleet=["tray-01", "other-01", "other-02"],
+                             outside=found, address_var="gpufabric_imex_address")
+    assert placement["tray-01"]["domain"] is None and placement["tray-01"]["nodes"] == []
+    assert placement["tray-01"]["refused"].startswith(f"IMEX domain {CLIQUE}: no facts of its member(s) tray-03, "
+                                                      "tray-04 (recorded in gpufabric_imex_membership")
+    assert placement["other-01"]["domain"] == OTHER and placement["other-01"]["refused"] is None
+    assert placement["other-01"]["nodes"] == ["10.9.9.9", "10.9.9.10"]
     report = preflight_report(hostvars, ["tray-01", "other-01"], outside=found)
     domains = {domain["clique"]: domain for domain in report["imex_domains"]}
     assert domains[CLIQUE]["status"] == "fail" and domains[CLIQUE]["expected_nodes"] is None
@@ -121,9 +127,14 @@ def test_every_recorded_member_is_in_the_inventory_found_or_missing_exactly_once
     missing = found["missing"].get(CLIQUE, [])
     assert sorted([*inventory, *found["hostvars"], *missing]) == sorted(MEMBERS)
     assert set(found["hostvars"]) == set(cached) - set(inventory)
+    placement = imex_domains(hostvars, sorted(inventory), fleet=sorted(inventory), outside=found)
     if missing:
-        with pytest.raises(AnsibleFilterError, match="no facts of its member"):
-            imex_domains(hostvars, sorted(inventory), fleet=sorted(inventory), outside=found)
+        # never a partial domain: no host of the run gets a domain or a nodes file, each says which members lack
+        assert {placement[name]["domain"] for name in inventory} == {None}
+        assert {len(placement[name]["nodes"]) for name in inventory} == {0}
+        assert {placement[name]["refused"] for name in inventory} == \
+            {f"IMEX domain {CLIQUE}: no facts of its member(s) {', '.join(missing)} "
+             + placement[sorted(inventory)[0]]["refused"].split(f"{', '.join(missing)} ", 1)[1]}
     else:
-        placement = imex_domains(hostvars, sorted(inventory), fleet=sorted(inventory), outside=found)
         assert {len(placement[name]["nodes"]) for name in inventory} == {len(MEMBERS)}
+        assert {placement[name]["refused"] for name in inventory} == {None}

@@ -42,9 +42,12 @@ def test_three_trays_of_one_clique_share_one_sorted_nodes_file(gb200_gpu):
     result = imex_domains(hostvars, ["tray-a", "tray-b", "tray-c"])
     nodes = ["10.0.0.9", "10.0.0.10", "10.0.0.100"]
     assert result == {
-        "tray-a": {"domain": GB200_CLIQUE, "clique": GB200_CLIQUE, "address": "10.0.0.9", "nodes": nodes},
-        "tray-b": {"domain": GB200_CLIQUE, "clique": GB200_CLIQUE, "address": "10.0.0.100", "nodes": nodes},
-        "tray-c": {"domain": GB200_CLIQUE, "clique": GB200_CLIQUE, "address": "10.0.0.10", "nodes": nodes},
+        "tray-a": {"domain": GB200_CLIQUE, "clique": GB200_CLIQUE, "address": "10.0.0.9", "nodes": nodes,
+                   "refused": None},
+        "tray-b": {"domain": GB200_CLIQUE, "clique": GB200_CLIQUE, "address": "10.0.0.100", "nodes": nodes,
+                   "refused": None},
+        "tray-c": {"domain": GB200_CLIQUE, "clique": GB200_CLIQUE, "address": "10.0.0.10", "nodes": nodes,
+                   "refused": None},
     }
 
 
@@ -56,8 +59,8 @@ def test_two_cliques_make_two_domains_and_hosts_without_clique_none():
     result = imex_domains(hostvars, ["a1", "a2", "b1", "h100", "bare"])
     assert result["a1"]["nodes"] == result["a2"]["nodes"] == ["10.0.0.1", "10.0.0.2"]
     assert result["b1"] == {"domain": OTHER_CLIQUE, "clique": OTHER_CLIQUE, "address": "10.0.1.1",
-                            "nodes": ["10.0.1.1"]}
-    assert result["h100"] == {"domain": None, "clique": None, "address": None, "nodes": []}
+                            "nodes": ["10.0.1.1"], "refused": None}
+    assert result["h100"] == {"domain": None, "clique": None, "address": None, "nodes": [], "refused": None}
     assert result["bare"]["domain"] is None
 
 
@@ -87,7 +90,8 @@ def test_duplicates_are_removed_and_sorted_numerically():
 def test_explicit_domain_without_cliques_is_allowed():
     hostvars = {"a": host([], "10.0.0.2"), "b": host(None, "10.0.0.1")}
     result = imex_domains(hostvars, ["a", "b"], [{"name": "lab", "hosts": ["a", "b"]}])
-    assert result["b"] == {"domain": "lab", "clique": None, "address": "10.0.0.1", "nodes": ["10.0.0.1", "10.0.0.2"]}
+    assert result["b"] == {"domain": "lab", "clique": None, "address": "10.0.0.1", "nodes": ["10.0.0.1", "10.0.0.2"],
+                           "refused": None}
 
 
 @pytest.mark.parametrize(("hostvars", "args", "message"), [
@@ -266,7 +270,8 @@ def test_any_input_gives_placements_or_the_documented_error(hostvars, hosts, dom
     assert set(result) == set(hosts)
     owners = {}
     for name, entry in result.items():
-        assert set(entry) == {"domain", "clique", "address", "nodes"}
+        assert set(entry) == {"domain", "clique", "address", "nodes", "refused"}
+        assert entry["refused"] is None  # nothing is refused without outside
         if entry["domain"] is None:
             assert entry["nodes"] == [] and entry["address"] is None
             continue

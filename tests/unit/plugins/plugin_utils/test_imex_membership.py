@@ -83,7 +83,7 @@ def test_members_without_facts_are_refused_by_name():
 def test_a_run_without_a_clique_needs_no_facts_of_the_others():
     hostvars = {"hgx-1": tray(None, "10.0.1.1"), "tray-01": {}}
     result = derive_domains(hostvars, ["hgx-1"], fleet=list(hostvars))
-    assert result["hgx-1"] == {"domain": None, "clique": None, "address": None, "nodes": []}
+    assert result["hgx-1"] == {"domain": None, "clique": None, "address": None, "nodes": [], "refused": None}
 
 
 def test_a_host_of_the_run_outside_the_fleet_is_refused():
