@@ -47,12 +47,12 @@ def test_rails_without_a_plan_follow_the_rail_rule(tray):
         ("rail2", "ibP16p3s0", "InfiniBand"), ("rail3", "ibP18p3s0", "InfiniBand")]
     assert {n["kind"] for n in result["networks"]} == {"IPoIBNetwork"}
     kept = network_operator_resources(fleet(tray, rdma_network_exclude_device_ids=[]), ["t0", "t1", "t2"])
-    assert [r["interface"] for r in kept["rails"]] == ["ibp3s0", "ibP2p3s0", "enP6p1s0f0np0", "ibP16p3s0",
-                                                      "ibP18p3s0"]
+    assert [r["interface"] for r in kept["rails"]] == [
+        "ibp3s0", "ibP2p3s0", "enP6p1s0f0np0", "ibP16p3s0", "ibP18p3s0"]
     # The rule's rail numbers are kept: rdma_network_rail_indices narrows the rails, not their numbers.
     narrowed = network_operator_resources(fleet(tray, rdma_network_rail_indices=[1, 3]), ["t0", "t1", "t2"])
-    assert [(r["name"], r["interface"]) for r in narrowed["rails"]] == [("rail1", "ibP2p3s0"),
-                                                                         ("rail3", "ibP18p3s0")]
+    assert [(r["name"], r["interface"]) for r in narrowed["rails"]] == [
+        ("rail1", "ibP2p3s0"), ("rail3", "ibP18p3s0")]
     # A string is a comma-separated list, as Ansible reads one; a device id written without quotes is a number.
     for named in ("0x1021, 0xa2dc", [0x1021, 0xA2DC]):
         assert len(network_operator_resources(fleet(tray, rdma_network_device_ids=named), ["t0"])["rails"]) == 5
@@ -60,11 +60,13 @@ def test_rails_without_a_plan_follow_the_rail_rule(tray):
     mixed["t1"].update(copy.deepcopy(SUPERNIC))
     with pytest.raises(AnsibleFilterError, match="different numbers of RDMA rails: t0: 4, t1: 5, t2: 4"):
         network_operator_resources(mixed, ["t0", "t1", "t2"])
-    for bad, message in ((("rdma_network_include_inactive", "maybe"), r"host t2: rdma_network_include_inactive"),
-                         (("rdma_network_netdev_pattern", "ib("), r"host t2: rdma_network_netdev_pattern"),
-                         (("rdma_network_device_ids", {"0x1021": 1}), r"host t2: rdma_network_device_ids must be "
-                                                                       "a list, got a mapping"),
-                         (("rdma_network_link_layers", ["Ethernet"]), "no RDMA rail on any host|different numbers")):
+    bad_settings = [
+        (("rdma_network_include_inactive", "maybe"), r"host t2: rdma_network_include_inactive"),
+        (("rdma_network_netdev_pattern", "ib("), r"host t2: rdma_network_netdev_pattern"),
+        (("rdma_network_device_ids", {"0x1021": 1}), r"host t2: rdma_network_device_ids must be a list, got a mapping"),
+        (("rdma_network_link_layers", ["Ethernet"]), "no RDMA rail on any host|different numbers"),
+    ]
+    for bad, message in bad_settings:
         hosts = fleet(tray)
         hosts["t2"][bad[0]] = bad[1]
         with pytest.raises(AnsibleFilterError, match=message):
