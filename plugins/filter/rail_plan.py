@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.gpufabric.cluster.plugins.plugin_utils import arguments
+from ansible_collections.gpufabric.cluster.plugins.plugin_utils.imex_domains import ImexDomainError
 from ansible_collections.gpufabric.cluster.plugins.plugin_utils.rail_plan import (
     DEFAULT_LABELS,
     RailPlanError,
@@ -42,14 +43,15 @@ def _labels(value: t.Any) -> dict[str, str] | None:
 
 @arguments.filter_errors("rail_plan")
 def rail_plan(hostvars: Mapping, hosts: t.Sequence[str], input_var: str = "__rdma_network_input",
-              labels: Mapping[str, str] | None = None, fleet: t.Sequence[str] | None = None) -> dict[str, dict]:
+              labels: Mapping[str, str] | None = None, fleet: t.Sequence[str] | None = None,
+              outside: Mapping | None = None) -> dict[str, dict]:
     """Return ``{host: {host, host_index, host_index_source, rails, skipped, record, moved}}`` for ``hosts``; see the
     filter documentation."""
     try:
         return derive_rail_plan(arguments.mapping("hostvars (the input)", hostvars), _host_names("hosts", hosts),
                                 input_var=arguments.text("input_var", input_var), labels=_labels(labels),
-                                fleet=None if fleet is None else _host_names("fleet", fleet))
-    except (arguments.ArgumentError, RailPlanError) as exc:
+                                fleet=None if fleet is None else _host_names("fleet", fleet), outside=outside)
+    except (arguments.ArgumentError, RailPlanError, ImexDomainError) as exc:
         raise AnsibleFilterError(f"rail_plan: {exc}") from None
 
 

@@ -34,6 +34,7 @@ from collections.abc import Mapping
 
 from ansible_collections.gpufabric.cluster.plugins.module_utils.sort_keys import natural_key
 from ansible_collections.gpufabric.cluster.plugins.plugin_utils import arguments, rail_indices, rail_selection
+from ansible_collections.gpufabric.cluster.plugins.plugin_utils.imex_domains import with_outside
 from ansible_collections.gpufabric.cluster.plugins.plugin_utils.network_facts import FABRIC_FACT, interface_entry
 from ansible_collections.gpufabric.cluster.plugins.plugin_utils.rail_selection import (
     interface_addresses,
@@ -469,7 +470,7 @@ def _claim_of_run_host(host: str, host_vars: Mapping, settings: Mapping, layout:
 
 def derive_rail_plan(hostvars: Mapping, hosts: t.Sequence[str], input_var: str = "__rdma_network_input",
                      labels: Mapping[str, str] | None = None,
-                     fleet: t.Sequence[str] | None = None) -> dict[str, dict]:
+                     fleet: t.Sequence[str] | None = None, outside: t.Any = None) -> dict[str, dict]:
     """Return ``{host: {host, host_index, host_index_source, rails, skipped, record, moved}}`` for ``hosts``.
 
     Each host's settings are ``hostvars[host][input_var]``, with what it holds (``record``, the record file read on
@@ -478,8 +479,16 @@ def derive_rail_plan(hostvars: Mapping, hosts: t.Sequence[str], input_var: str =
     hostvar named ``labels['host_index']`` and its rail plan in
     ``ansible_facts`` (see :mod:`...plugin_utils.rail_indices` for the order of the index sources).  Raises
     :class:`RailPlanError` listing every problem of every host (each message names the host and the variable).
+
+    ``outside`` (:func:`.fleet_facts.outside_members`: the recorded members of the run's IMEX domains that the
+    inventory does not hold, a job slice) adds those members to the fleet: the ones the fact cache holds with their
+    cached facts (their rail plan), the ones found nowhere unknown, so that a new host gets no index another slice's
+    host may hold.
     """
     names = {**DEFAULT_LABELS, **(labels or {})}
+    if outside is not None:
+        hostvars, fleet, missing = with_outside(hostvars, list(hosts) if fleet is None else list(fleet), outside)
+        fleet = [*fleet, *(name for members in missing.values() for name in members if name not in fleet)]
     errors: list[str] = []
     inputs = {}
     for host in hosts:

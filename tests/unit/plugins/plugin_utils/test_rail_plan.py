@@ -619,3 +619,59 @@ def test_property_edge_input_plans_inside_the_subnets_or_fails_clearly(ports, in
                 if network.num_addresses > 2:
                     assert address != network.network_address
                 assert owners.setdefault((rail["rail"], key, rail[key]), name) == name
+
+
+# --- issue 44: a job slice holds part of each rack; the recorded members outside it keep their indices
+
+SLICE_CLIQUE = "3c1a5f2e-9b7d-4c2a-8e6f-1d0b7a9c4e21.1"
+
+
+def slice_member(connectx, members, **settings):
+    """A new tray of a job slice (no record, no plan): its GPUs in the rack's clique, the rack's membership recorded
+    by the preflight."""
+    item = host(connectx, rails=rails(2), link_layers=["Ethernet"], **settings)
+    item["ansible_facts"]["gpufabric"]["gpu"] = {"cliques": [SLICE_CLIQUE]}
+    item["ansible_facts"]["gpufabric_imex_membership"] = {"clique": SLICE_CLIQUE, "members": members}
+    return item
+
+
+def cached_member(index):
+    """A member of another slice as the fact cache holds it: fabric facts and the rail plan it was given."""
+    return {"ansible_facts": {"gpufabric": {"gpu": {"cliques": [SLICE_CLIQUE]}}, "rdma_network_rail_plan": {
+        "host_index": index, "rails": [{"rail": 0, "ipv4": f"172.31.0.{index + 1}", "ipv4_prefix": 24}]}},
+        "gpufabric_imex_address": f"10.0.0.{index + 1}"}
+
+
+def test_a_slice_gives_new_trays_no_index_a_member_of_another_slice_holds(hgx_connectx):
+    members = {f"tray-{n}": f"10.0.0.{n}" for n in range(1, 5)}
+    hostvars = {name: slice_member(hgx_connectx, members) for name in ("tray-3", "tray-4")}
+    # Without the members outside the slice, its new trays take indices 0 and 1, which tray-1 and tray-2 hold.
+    alone = rail_plan(hostvars, ["tray-3", "tray-4"])
+    assert [alone[name]["host_index"] for name in ("tray-3", "tray-4")] == [0, 1]
+    # With them from the fact cache (what imex_outside_members returns), the slice's trays take the next free ones.
+    outside = {"hostvars": {"tray-1": cached_member(0), "tray-2": cached_member(1)}, "missing": {}}
+    plan = rail_plan(hostvars, ["tray-3", "tray-4"], fleet=["tray-3", "tray-4"], outside=outside)
+    assert [(plan[name]["host_index"], plan[name]["rails"][0]["ipv4"]) for name in ("tray-3", "tray-4")] == [
+        (2, "172.31.0.3"), (3, "172.31.0.4")]
+    assert set(plan) == {"tray-3", "tray-4"}
+    # A member found nowhere has an unknown index: the new trays get none, the message names it.
+    outside = {"hostvars": {"tray-1": cached_member(0)}, "missing": {SLICE_CLIQUE: ["tray-2"]}}
+    message = errors_of_outside(hostvars, ["tray-3", "tray-4"], outside)
+    assert "host tray-3, tray-4: a new host index is needed, but the index of tray-2 " in message
+    # Trays of the slice with their own explicit index (rdma_network_host_index, in the role's input) need no free one.
+    hostvars["tray-3"]["__rdma_network_input"]["host_index"] = 7
+    hostvars["tray-4"]["__rdma_network_input"]["host_index"] = 8
+    assert rail_plan(hostvars, ["tray-3", "tray-4"], outside=outside)["tray-4"]["host_index"] == 8
+
+
+def errors_of_outside(hostvars, hosts, outside):
+    with pytest.raises(AnsibleFilterError) as caught:
+        rail_plan(hostvars, hosts, outside=outside)
+    return str(caught.value)
+
+
+@pytest.mark.parametrize("outside", ["x", [], {"hostvars": {}}, {"hostvars": [], "missing": {}},
+                                     {"hostvars": {}, "missing": {SLICE_CLIQUE: "tray-2"}}])
+def test_an_outside_of_another_shape_is_refused_naming_it(hgx_connectx, outside):
+    hostvars = {"tray-3": slice_member(hgx_connectx, {"tray-3": "10.0.0.3"})}
+    assert "rail_plan: outside" in errors_of_outside(hostvars, ["tray-3"], outside)
