@@ -149,15 +149,28 @@ def _domain_names(compute_domains: t.Any) -> dict[str, str]:
     return names
 
 
+def stuck_reason(pod: Mapping) -> str | None:
+    """Why a drain that does not delete (``kubectl drain`` without ``--force`` and ``--delete-emptydir-data``,
+    ``kubernetes.core.k8s_drain`` alike) would refuse ``pod``: no controller would make it again, or its emptyDir
+    data would be lost; None when it would evict it."""
+    if not _list(pod["metadata"].get("ownerReferences")):
+        return "not managed by a controller"
+    if any("emptyDir" in _mapping(volume) for volume in _list(_mapping(pod.get("spec")).get("volumes"))):
+        return "emptyDir data"
+    return None
+
+
 def compute_domain_workloads(pods: t.Any, claims: t.Any, nodes: t.Any, compute_domains: t.Any = None) -> dict:
     """The pods on ``nodes`` that hold a ComputeDomain channel claim, and their workloads.
 
     ``pods`` and ``claims`` are the ``resources`` of ``kubernetes.core.k8s_info`` for the Pods and the ResourceClaims
     (of every namespace; the registered result itself is taken too), ``nodes`` the names of the wave's nodes. Returns
-    ``pods``: ``{namespace, name, uid, node, workload}`` of each pod to evict, by node, namespace and name;
-    ``workloads``: ``{name, pods, nodes, outside}`` of each workload with a pod on the wave's nodes (``outside``: its
-    nodes outside the wave), by name; ``summary``: a line for each of them; ``beyond``: the names of the workloads with ``outside`` nodes. A workload is
-    named ``ComputeDomain <namespace>/<name>`` when ``compute_domains`` (k8s_info's ComputeDomains) has its domainID,
+    ``pods``: ``{namespace, name, uid, node, workload, stuck}`` of each pod to evict, by node, namespace and name
+    (``stuck``: why a drain that does not delete would refuse it, or None); ``stuck``: those pods as
+    ``namespace/name (reason)``; ``workloads``: ``{name, pods, nodes, outside}`` of each workload with a pod on the
+    wave's nodes (``outside``: its nodes outside the wave), by name; ``summary``: a line for each of them;
+    ``beyond``: the names of the workloads with ``outside`` nodes. A workload is named
+    ``ComputeDomain <namespace>/<name>`` when ``compute_domains`` (k8s_info's ComputeDomains) has its domainID,
     ``ComputeDomain <domainID>`` otherwise, or ``ResourceClaim <namespace>/<name>`` for a claim naming no domain.
     A pod listed twice (the same namespace and name) is taken once when both copies are the same pod (same uid and
     node), and refused otherwise.
@@ -205,15 +218,18 @@ def compute_domain_workloads(pods: t.Any, claims: t.Any, nodes: t.Any, compute_d
         if node in wave:
             entry["pods"].append(f"{key[0]}/{key[1]}")
             entry["nodes"].add(node)
-            selected.append({"namespace": key[0], "name": key[1], "uid": uid, "node": node, "workload": workload})
+            selected.append({"namespace": key[0], "name": key[1], "uid": uid, "node": node, "workload": workload,
+                             "stuck": stuck_reason(pod)})
         else:
             entry["outside"].add(node)
     in_wave = [{"name": entry["name"], "pods": sorted(entry["pods"]), "nodes": sorted(entry["nodes"]),
                 "outside": sorted(entry["outside"])}
                for _, entry in sorted(workloads.items()) if entry["pods"]]
-    return {"pods": sorted(selected, key=lambda pod: (pod["node"], pod["namespace"], pod["name"])),
+    selected.sort(key=lambda pod: (pod["node"], pod["namespace"], pod["name"]))
+    return {"pods": selected,
             "workloads": in_wave,
             "beyond": [entry["name"] for entry in in_wave if entry["outside"]],
+            "stuck": [f"{pod['namespace']}/{pod['name']} ({pod['stuck']})" for pod in selected if pod["stuck"]],
             "summary": [summary_line(entry) for entry in in_wave]}
 
 

@@ -92,12 +92,12 @@ def test_the_channel_pods_of_the_wave_and_their_domain():
     result = compute_domain_workloads(PODS, CLAIMS, WAVE, DOMAINS)
     assert result["pods"] == [
         {"namespace": "team-a", "name": "job-worker-0", "uid": "uid-team-a-job-worker-0", "node": "gb200-tray-01",
-         "workload": "ComputeDomain team-a/nvbandwidth"},
+         "workload": "ComputeDomain team-a/nvbandwidth", "stuck": None},
         {"namespace": "team-a", "name": "job-worker-1", "uid": "uid-team-a-job-worker-1", "node": "gb200-tray-02",
-         "workload": "ComputeDomain team-a/nvbandwidth"}]
+         "workload": "ComputeDomain team-a/nvbandwidth", "stuck": None}]
     assert result["workloads"] == [{"name": "ComputeDomain team-a/nvbandwidth", "nodes": WAVE, "outside": [],
                                     "pods": ["team-a/job-worker-0", "team-a/job-worker-1"]}]
-    assert result["beyond"] == []
+    assert result["beyond"] == [] and result["stuck"] == []
     assert result["summary"] == ["ComputeDomain team-a/nvbandwidth: 2 pod(s) on gb200-tray-01, gb200-tray-02 "
                                  "(team-a/job-worker-0, team-a/job-worker-1) leave first, all at once"]
 
@@ -124,7 +124,7 @@ def test_a_workload_that_also_runs_outside_the_wave_is_named():
 
 def test_a_workload_only_outside_the_wave_is_not_listed():
     result = compute_domain_workloads(PODS, CLAIMS, ["gb200-tray-05"])
-    assert result == {"pods": [], "workloads": [], "beyond": [], "summary": []}
+    assert result == {"pods": [], "workloads": [], "beyond": [], "stuck": [], "summary": []}
 
 
 @pytest.mark.parametrize("claim_item", [
@@ -160,10 +160,15 @@ def test_pods_the_drain_leaves_alone_are_not_taken(kind):
     assert compute_domain_workloads([item], [claim("c", "gb200-tray-01")], WAVE)["pods"] == []
 
 
-def test_a_pending_pod_and_one_without_an_owner_are_taken():
-    pods = [pod("pending", "gb200-tray-01", ["c"], phase="Pending"), pod("bare", "gb200-tray-02", ["d"], owner=None)]
-    claims = [claim("c", "gb200-tray-01"), claim("d", "gb200-tray-02")]
-    assert names(compute_domain_workloads(pods, claims, WAVE)) == ["team-a/pending", "team-a/bare"]
+def test_a_pending_pod_and_those_a_drain_refuses_are_taken_and_the_refused_named():
+    scratch = pod("scratch", "gb200-tray-02", ["e"])
+    scratch["spec"]["volumes"] = [{"name": "tmp", "emptyDir": {}}]
+    pods = [pod("pending", "gb200-tray-01", ["c"], phase="Pending"), pod("bare", "gb200-tray-02", ["d"], owner=None),
+            scratch]
+    claims = [claim("c", "gb200-tray-01"), claim("d", "gb200-tray-02"), claim("e", "gb200-tray-02")]
+    result = compute_domain_workloads(pods, claims, WAVE)
+    assert names(result) == ["team-a/pending", "team-a/bare", "team-a/scratch"]
+    assert result["stuck"] == ["team-a/bare (not managed by a controller)", "team-a/scratch (emptyDir data)"]
 
 
 def test_a_pod_with_several_claims_is_taken_once_under_every_domain_it_holds():
@@ -235,7 +240,8 @@ def test_missing_and_mistyped_fields_are_read_as_absent():
 
 
 def test_empty_inputs():
-    assert compute_domain_workloads([], [], []) == {"pods": [], "workloads": [], "beyond": [], "summary": []}
+    assert compute_domain_workloads([], [], []) == {"pods": [], "workloads": [], "beyond": [], "stuck": [],
+                                                    "summary": []}
 
 
 def test_a_large_cluster_is_read_quickly():
@@ -296,6 +302,7 @@ def test_property_only_channel_pods_of_the_wave_each_once(data, wave):
         assert any(logic.channel_claim_domains(c) is not None for c in held)
     assert sorted(p for w in result["workloads"] for p in w["pods"]) == sorted(chosen)
     assert all(not set(w["outside"]) & set(wave) for w in result["workloads"])
+    assert len(result["stuck"]) == sum(1 for item in result["pods"] if item["stuck"])
 
 
 @given(pods=ANY, claims=ANY, nodes=ANY, domains=ANY)
@@ -306,4 +313,4 @@ def test_property_any_input_gives_a_result_or_a_clear_error(pods, claims, nodes,
         assert str(error).startswith("compute_domain_workloads: ")
         assert "Traceback" not in str(error)
     else:
-        assert set(result) == {"pods", "workloads", "beyond", "summary"}
+        assert set(result) == {"pods", "workloads", "beyond", "stuck", "summary"}
