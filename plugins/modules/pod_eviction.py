@@ -115,6 +115,9 @@ def _pods(module: AnsibleModule) -> list[dict]:
 
 
 def _api(module: AnsibleModule):
+    """A CoreV1Api from the kubeconfig, else in-cluster. A kubeconfig holds credentials: an error names its path and
+    the kind of error, never its text (a YAML error quotes the lines it could not read)."""
+    source = module.params["kubeconfig"] or "KUBECONFIG or ~/.kube/config"
     try:
         try:
             api_client = kubernetes.config.new_client_from_config(config_file=module.params["kubeconfig"],
@@ -122,10 +125,11 @@ def _api(module: AnsibleModule):
         except kubernetes.config.ConfigException:
             if module.params["kubeconfig"]:
                 raise
+            source += ", then in-cluster"
             kubernetes.config.load_incluster_config()
             api_client = kubernetes.client.ApiClient()
-    except kubernetes.config.ConfigException as error:
-        module.fail_json(msg=f"no Kubernetes API client: {error}")
+    except Exception as error:  # any error of reading a kubeconfig, reported without its text
+        module.fail_json(msg=f"no Kubernetes API client from {source}: {type(error).__name__}")
     return models.CoreV1Api(api_client)
 
 

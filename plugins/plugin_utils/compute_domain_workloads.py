@@ -224,7 +224,7 @@ def compute_domain_workloads(pods: t.Any, claims: t.Any, nodes: t.Any, compute_d
             entry["outside"].add(node)
     in_wave = [{"name": entry["name"], "pods": sorted(entry["pods"]), "nodes": sorted(entry["nodes"]),
                 "outside": sorted(entry["outside"])}
-               for _, entry in sorted(workloads.items()) if entry["pods"]]
+               for entry in sorted(workloads.values(), key=lambda entry: entry["name"]) if entry["pods"]]
     selected.sort(key=lambda pod: (pod["node"], pod["namespace"], pod["name"]))
     return {"pods": selected,
             "workloads": in_wave,

@@ -37,6 +37,14 @@ def test_the_timeout_must_be_positive(module_runner, timeout):
 
 
 def test_a_kubeconfig_that_is_not_there_is_a_clear_error(module_runner, tmp_path):
-    result = module_runner(pod_eviction, {"pods": [{"namespace": "n", "name": "p"}],
-                                          "kubeconfig": str(tmp_path / "absent")})
-    assert result["failed"] and result["msg"].startswith("no Kubernetes API client: ")
+    path = str(tmp_path / "absent")
+    result = module_runner(pod_eviction, {"pods": [{"namespace": "n", "name": "p"}], "kubeconfig": path})
+    assert result["failed"] and result["msg"] == f"no Kubernetes API client from {path}: ConfigException"
+
+
+def test_a_broken_kubeconfig_is_named_without_its_text(module_runner, tmp_path):
+    path = tmp_path / "kubeconfig"
+    path.write_text("apiVersion: v1\nusers:\n- name: admin\n  user: {token: s3cr3t-t0ken\n")
+    result = module_runner(pod_eviction, {"pods": [{"namespace": "n", "name": "p"}], "kubeconfig": str(path)})
+    assert result["failed"] and result["msg"].startswith(f"no Kubernetes API client from {path}: ")
+    assert "s3cr3t" not in str(result)

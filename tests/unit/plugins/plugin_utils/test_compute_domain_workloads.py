@@ -231,8 +231,8 @@ def test_wrong_inputs_are_refused_naming_the_argument(args, message):
 def test_missing_and_mistyped_fields_are_read_as_absent():
     pods = [{"metadata": {"name": "p", "namespace": "n"}},
             {"metadata": {"name": "q", "namespace": "n", "ownerReferences": "Job"}, "spec": "x", "status": []},
-            {"metadata": {"name": "r", "namespace": "n"}, "spec": {"nodeName": "gb200-tray-01",
-                                                                    "resourceClaims": [None, {"name": 3}]},
+            {"metadata": {"name": "r", "namespace": "n"},
+             "spec": {"nodeName": "gb200-tray-01", "resourceClaims": [None, {"name": 3}]},
              "status": {"resourceClaimStatuses": [None, {"name": 3, "resourceClaimName": None}]}}]
     claims = [{"metadata": {"name": "c", "namespace": "n"}},
               {"metadata": {"name": "d", "namespace": "n"}, "status": {"allocation": {"devices": {"results": "x"}}}}]
