@@ -9,7 +9,8 @@
 # resolv.conf and CA bundle (a site's proxy CA included: the chroot reaches PyPI and the Debian mirror as the machine
 # does), and over the checkout's .venv and .build the leg's own, .build/core221/venv and .build/core221/build: inside,
 # `make` finds a .venv and a .build as on any machine, and the 2.19 ones of the checkout are neither read nor written.
-# The environment is emptied but for HOME, PATH, LANG, TERM and the machine's proxy and package index settings.
+# The environment is emptied but for HOME, PATH, LANG, TERM, the machine's proxy and package index settings, and
+# CONTAINER_HOST where it names a podman socket (mounted at the same path; tests/core221/podman-service.sh).
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd -P)"
@@ -41,6 +42,13 @@ inside_namespace() {
       mount --bind -o ro "$file" "$rootfs$file"
     fi
   done
+  # the machine's podman, where CONTAINER_HOST names its socket (tests/core221/podman-service.sh)
+  local socket=
+  if [[ "${CONTAINER_HOST:-}" == unix://* ]]; then
+    socket="${CONTAINER_HOST#unix://}"
+    mkdir -p "$(dirname "$rootfs$socket")" && touch "$rootfs$socket"
+    mount --bind "$socket" "$rootfs$socket"
+  fi
   local environment=(HOME=/root PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin LANG=C.UTF-8
                      "TERM=${TERM:-dumb}")
   local name
@@ -48,6 +56,7 @@ inside_namespace() {
               PIP_DEFAULT_TIMEOUT DEBIAN_MIRROR; do
     [ -z "${!name:-}" ] || environment+=("$name=${!name}")
   done
+  [ -z "$socket" ] || environment+=("CONTAINER_HOST=$CONTAINER_HOST")
   # the CA bundle the machine's tools are pointed at, where it is the one bound above
   for name in PIP_CERT SSL_CERT_FILE REQUESTS_CA_BUNDLE; do
     [ "${!name:-}" != /etc/ssl/certs/ca-certificates.crt ] || environment+=("$name=${!name}")

@@ -28,7 +28,19 @@ core221: core221-venv ## the lint, sanity and unit tiers under ansible-core 2.21
 	  $(CORE221_CHROOT) make --no-print-directory -j "$$(echo $$tiers | wc -w)" --output-sync=target $$tiers; done
 	@echo "ansible-core 2.21 tiers passed: $(subst +, ,$(CORE221_TIERS))"
 
+# Host-role molecule scenarios under 2.21: molecule, Ansible and testinfra run in the chroot; the containers are this
+# machine's podman, served to the chroot's podman client on a socket (tests/core221/podman-service.sh), from the image
+# `make molecule-image` builds here. The inner make neither builds the image again nor the cluster harness nor
+# kubernetes.core (-o), which the host-role scenarios do not use. One at a time: the containers have the scenarios'
+# own names, as in the molecule tier.
+CORE221_SCENARIOS ?= nvidia_peermem
+
+core221-molecule: core221-venv molecule-image ## the host-role molecule scenarios CORE221_SCENARIOS (nvidia_peermem) under ansible-core 2.21
+	$(CORE221_CHROOT) sh tools/bootstrap-debian.sh podman nsenter:util-linux
+	tests/core221/podman-service.sh $(CORE221_CHROOT) make --no-print-directory -o molecule-image -o cluster-build \
+	  -o $(KUBERNETES_CORE) molecule SCENARIO="$(CORE221_SCENARIOS)" MOLECULE_JOBS=1
+
 core221-shell: core221-venv ## a shell in the leg's chroot, in this checkout, with its .venv
 	$(CORE221_CHROOT) bash
 
-TEST_TIERS += core221
+TEST_TIERS += core221 core221-molecule
