@@ -41,7 +41,7 @@ def _pins(path):
     pins = {}
     for line in _lines(path):
         if not line.startswith("-"):
-            name, _, version = line.partition("==")
+            name, version = line.split("==", 1) if "==" in line else (line, "")
             assert version, f"{path}: {line!r} is not pinned with =="
             assert name.lower() not in pins, f"{path}: {name} twice"
             pins[name.lower()] = version
