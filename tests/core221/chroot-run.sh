@@ -29,6 +29,15 @@ inside_namespace() {
     "$ROOT"/*) ;;
     *) mkdir -p "$rootfs$git_dir" && mount --bind "$git_dir" "$rootfs$git_dir" ;;
   esac
+  # the design notes and reference data the project keeps beside the checkout (../shared), which tests read
+  local shared
+  shared="$(readlink -m "$ROOT/../shared")"
+  if [ -d "$shared" ]; then
+    mkdir -p "$rootfs$shared" "$rootfs$(dirname "$ROOT")"
+    mount --bind -o ro "$shared" "$rootfs$shared"
+    [ "$shared" = "$(dirname "$ROOT")/shared" ] || [ -e "$rootfs$(dirname "$ROOT")/shared" ] \
+      || ln -s "$shared" "$rootfs$(dirname "$ROOT")/shared"
+  fi
   # .venv may be a link to another checkout's (a worktree sharing one): the leg's venv goes where the link leads
   local venv
   venv="$(readlink -m "$ROOT/.venv")"
