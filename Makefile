@@ -19,6 +19,8 @@ VENV_PYTHON_REFUSED = the interpreter of .venv, '$(VENV_PYTHON)' (PYTHON, else t
 INVENTORY   ?= inventories/local
 VERSION     := $(shell sed -n 's/^version: *//p' galaxy.yml)
 TARBALL     := $(BUILD)/gpufabric-cluster-$(VERSION).tar.gz
+# the Python version of .venv's interpreter, which `make sanity` runs ansible-test's tests on
+VENV_PYTHON_VERSION = $(shell $(BIN)/python -c 'import sys; print("%d.%d" % sys.version_info[:2])')
 PIP_VERSION  = $(shell sed -n "s/^ *pip='\([0-9.]*\)',*$$/\1/p" $(VENV)/lib/python3*/site-packages/ansible_test/_internal/python_requirements.py | head -n1)
 
 export ANSIBLE_COLLECTIONS_PATH := $(COLLECTIONS)
@@ -36,15 +38,18 @@ system-deps: ## install the OS packages running the playbooks needs (Debian/Ubun
 	@PYTHON='$(VENV_PYTHON)' sh tools/bootstrap-debian.sh
 
 # .venv in two layers, each with a stamp so that a warm venv is not reinstalled: what running the playbooks needs
-# (tools/requirements-run.txt, the `venv` target), then the test tools (tests/requirements.txt), which every test
-# target adds itself, with the OS packages of its own (`sh tools/bootstrap-debian.sh COMMAND[:PACKAGE] ...`).
+# (RUN_REQUIREMENTS, the `venv` target), then the test tools (tests/requirements.txt), which every test target adds
+# itself, with the OS packages of its own (`sh tools/bootstrap-debian.sh COMMAND[:PACKAGE] ...`). RUN_REQUIREMENTS is
+# tools/requirements-run.txt (ansible-core 2.19) but for the ansible-core 2.21 leg (tests/core221/core221.mk).
 TEST_VENV := $(VENV)/.test-requirements
+RUN_REQUIREMENTS ?= tools/requirements-run.txt
 
-$(BIN)/ansible: tools/requirements-run.txt requirements.txt | system-deps
+$(BIN)/ansible: $(RUN_REQUIREMENTS) requirements.txt | system-deps
 	@sh tools/venv-python.sh --check '$(VENV_PYTHON)' || { echo "$(VENV_PYTHON_REFUSED)" >&2; exit 1; }
-	$(VENV_PYTHON) -m venv $(VENV)
+	@# where .venv is a link (a worktree sharing another checkout's), the venv module wants the directory it leads to
+	$(VENV_PYTHON) -m venv "$$(readlink -m $(VENV))"
 	$(BIN)/pip install --quiet --disable-pip-version-check --upgrade pip
-	$(BIN)/pip install --quiet --disable-pip-version-check -r tools/requirements-run.txt
+	$(BIN)/pip install --quiet --disable-pip-version-check -r $(RUN_REQUIREMENTS)
 	touch $@
 
 $(TEST_VENV): tests/requirements.txt $(BIN)/ansible
@@ -69,6 +74,7 @@ preflight: venv collection ## run the preflight playbook against $(INVENTORY) an
 TEST_TIERS := lint+sanity unit
 -include tests/cluster/cluster.mk
 -include molecule/molecule.mk
+-include tests/core221/core221.mk
 
 test: ## every test tier
 	@set -e; for step in $(TEST_TIERS); do tiers="$$(echo $$step | tr + ' ')"; echo "=== tier: $$tiers"; \
@@ -123,7 +129,7 @@ sanity: test-venv ## ansible-test sanity on a copy of the tree laid out as ansib
 	@cd $(SANITY_DIR) && git init -q && git add -A
 	@mkdir -p ~/.ansible/test/cache
 	@v="$(PIP_VERSION)"; cp tools/get_pip_offline.py ~/.ansible/test/cache/get_pip_$${v//./_}.py
-	cd $(SANITY_DIR) && $(BIN)/ansible-test sanity --venv --python 3.11 --color no $(SANITY_ARGS)
+	cd $(SANITY_DIR) && $(BIN)/ansible-test sanity --venv --python $(VENV_PYTHON_VERSION) --color no $(SANITY_ARGS)
 
 # The docs site: antsibull-docs sphinx-init writes the Sphinx project, antsibull-docs collection the RST of every
 # module, filter, callback and role (from meta/argument_specs.yml), Sphinx the HTML. Offline it still builds: the

@@ -99,6 +99,21 @@ class ChangeLedger:
         return lines
 
 
+def _task_name(result) -> str:
+    """The task's own name, as ansible-core 2.19 gives it, also where 2.21 prefixes its role's.
+
+    2.19's ``task_name`` is the templated name alone; 2.21's is ``Task.get_name()``, ``"<role> : <name>"`` for a
+    task of a role. A task without a name is ``"<role> : <action>"`` in both, and stays so.
+    """
+    name = result.task_name or result._task.get_name()
+    role = getattr(result._task, "_role", None)
+    if role is not None and getattr(result._task, "name", None):
+        prefix = f"{role.get_name()} : "
+        if name.startswith(prefix):
+            return name[len(prefix):]
+    return name
+
+
 class CallbackModule(CallbackBase):
     """Record changed and failed tasks; print and write them at the end of the run."""
 
@@ -116,17 +131,17 @@ class CallbackModule(CallbackBase):
 
     def v2_runner_on_ok(self, result) -> None:
         if result.is_changed():
-            self.ledger.changed(result._host.get_name(), result.task_name or result._task.get_name())
+            self.ledger.changed(result._host.get_name(), _task_name(result))
 
     def v2_runner_on_failed(self, result, ignore_errors: bool = False) -> None:
         if ignore_errors:
             return
         no_log = bool(getattr(result._task, "no_log", False))
-        self.ledger.failed(result._host.get_name(), result.task_name or result._task.get_name(),
+        self.ledger.failed(result._host.get_name(), _task_name(result),
                            _first_line(result._result, no_log))
 
     def v2_runner_on_unreachable(self, result) -> None:
-        self.ledger.failed(result._host.get_name(), result.task_name or result._task.get_name(),
+        self.ledger.failed(result._host.get_name(), _task_name(result),
                            "unreachable: " + _first_line(result._result, False))
 
     def v2_playbook_on_stats(self, stats) -> None:

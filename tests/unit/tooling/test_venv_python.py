@@ -82,13 +82,13 @@ def test_the_makefile_builds_the_venv_with_the_chosen_interpreter():
     assert printed.returncode == 0, printed.stderr
     chosen = _choose().strip()
     assert f"PYTHON='{chosen}' sh tools/bootstrap-debian.sh" in printed.stdout
-    assert f"{chosen} -m venv {ROOT}/.venv" in printed.stdout
+    assert f"{chosen} -m venv \"$(readlink -m {ROOT}/.venv)\"" in printed.stdout
     # `make PYTHON=...` still chooses
     printed = subprocess.run(["make", "--no-print-directory", "-n", "-B", f"PYTHON={sys.executable}",
                               os.path.join(ROOT, ".venv", "bin", "ansible")],
                              cwd=ROOT, capture_output=True, text=True, check=False, timeout=60)
     assert f"PYTHON='{sys.executable}' sh tools/bootstrap-debian.sh" in printed.stdout
-    assert f"{sys.executable} -m venv {ROOT}/.venv" in printed.stdout
+    assert f"{sys.executable} -m venv \"$(readlink -m {ROOT}/.venv)\"" in printed.stdout
 
 
 def test_an_empty_python_from_the_environment_is_not_an_interpreter():
@@ -97,7 +97,7 @@ def test_an_empty_python_from_the_environment_is_not_an_interpreter():
     printed = subprocess.run(["make", "--no-print-directory", "-n", "-B", stamp], cwd=ROOT, capture_output=True,
                              text=True, check=False, timeout=60, env={**os.environ, "PYTHON": ""})
     assert printed.returncode == 0, printed.stderr
-    assert f"{_choose().strip()} -m venv {ROOT}/.venv" in printed.stdout
+    assert f"{_choose().strip()} -m venv \"$(readlink -m {ROOT}/.venv)\"" in printed.stdout
 
 
 def _make_venv_in_copy(tmp_path, python):
