@@ -246,16 +246,25 @@ def read_module_cpu(path: str) -> dict[str, tuple[int, float]]:
 
 def merge_profiles(directory: str) -> tuple[pstats.Stats, int, int]:
     """All cProfile files of one profiled run (bench/controller_profile) merged, written as ``<directory>.prof``;
-    return the merged statistics and how many main and worker files there were. A run that wrote no profile of
-    ``ansible-playbook`` fails the benchmark, naming the directory."""
+    return the merged statistics and how many main and worker files were read. A run that wrote no profile of
+    ``ansible-playbook`` fails the benchmark, naming the directory. A worker's file that cannot be read (empty or cut
+    short: a worker ended while it wrote its profile) is left out with one line naming it."""
     names = sorted(os.listdir(directory))
     mains = [name for name in names if name.startswith("main-") and name.endswith(".prof")]
     workers = [name for name in names if name.startswith("worker-") and name.endswith(".prof")]
     if not mains:
         raise SystemExit(f"{directory}: no profile of ansible-playbook (main-<pid>.prof) was written")
-    stats = pstats.Stats(*(os.path.join(directory, name) for name in mains + workers))
+    stats = pstats.Stats(*(os.path.join(directory, name) for name in mains))
+    read = 0
+    for name in workers:
+        try:
+            stats.add(os.path.join(directory, name))
+        except (EOFError, ValueError, TypeError) as exc:  # marshal's errors for an empty or truncated file
+            print(f"  {directory}/{name}: left out, not a complete profile ({type(exc).__name__}: {exc})")
+        else:
+            read += 1
     stats.dump_stats(directory + ".prof")
-    return stats, len(mains), len(workers)
+    return stats, len(mains), read
 
 
 def print_profile(label: str, stats: pstats.Stats, mains: int, workers: int, top: int) -> None:

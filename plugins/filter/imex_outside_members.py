@@ -19,7 +19,7 @@ from ansible.errors import AnsibleFilterError
 from ansible.plugins.loader import cache_loader
 
 from ansible_collections.gpufabric.cluster.plugins.plugin_utils import arguments
-from ansible_collections.gpufabric.cluster.plugins.plugin_utils.fleet_facts import outside_members
+from ansible_collections.gpufabric.cluster.plugins.plugin_utils.fleet_facts import outside_members, recorded_members
 
 
 def cached_facts(names: t.Iterable[str]) -> dict[str, dict]:
@@ -44,8 +44,10 @@ def imex_outside_members(hostvars: Mapping, hosts: t.Sequence[str]) -> dict:
         if not isinstance(hostvars, Mapping):
             raise arguments.ArgumentError(f"the input must be hostvars (a mapping), got {type(hostvars).__name__}")
         names = [arguments.text("hosts entry", name) for name in arguments.sequence("hosts", hosts)]
-        wanted = [name for members in outside_members(hostvars, names, {})["missing"].values() for name in members]
-        return outside_members(hostvars, names, cached_facts(wanted) if wanted else {})
+        # Every host's variables read once: the members outside the inventory are those the fact cache is asked for.
+        recorded = recorded_members(hostvars, names)
+        wanted = [name for members in recorded.values() for name in members if name not in hostvars]
+        return outside_members(hostvars, names, cached_facts(wanted) if wanted else {}, recorded)
     except arguments.ArgumentError as exc:
         raise AnsibleFilterError(f"imex_outside_members: {exc}") from None
 

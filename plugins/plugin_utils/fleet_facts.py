@@ -110,18 +110,22 @@ def _has_fabric_facts(facts: t.Any) -> bool:
     return isinstance(_map(_map(facts).get("gpufabric")).get("gpu"), Mapping)
 
 
-def outside_members(hostvars: Mapping, hosts: t.Sequence[str], cached: Mapping[str, t.Any] | None) -> dict:
+def outside_members(hostvars: Mapping, hosts: t.Sequence[str], cached: Mapping[str, t.Any] | None,
+                    recorded: Mapping[str, Mapping[str, str]] | None = None) -> dict:
     """The recorded members of the domains of ``hosts`` that the inventory does not hold.
 
     ``cached`` maps a host name to its cached facts (``gpufabric.cluster.cached_facts``).  Returns ``{hostvars:
     {name: {ansible_facts, gpufabric_imex_address}}, missing: {clique: [names]}}``: the members found in ``cached``,
     with the address their record holds, and, per clique, those found nowhere (without fabric facts), in natural name
-    order.  A recorded member in the inventory is left to its own hostvars.
+    order.  A recorded member in the inventory is left to its own hostvars.  ``recorded``: what
+    :func:`recorded_members` returns for ``hostvars`` and ``hosts``, where the caller read it already (reading every
+    host's variables is the costly part at fleet scale); read here when None.
     """
     cached = cached if isinstance(cached, Mapping) else {}
+    recorded = recorded_members(hostvars, hosts) if recorded is None else recorded
     found: dict[str, dict] = {}
     missing: dict[str, list[str]] = {}
-    for clique, members in sorted(recorded_members(hostvars, hosts).items()):
+    for clique, members in sorted(recorded.items()):
         for name in sorted(members, key=natural_key):
             if name in hostvars:
                 continue

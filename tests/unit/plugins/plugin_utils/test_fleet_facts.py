@@ -6,6 +6,8 @@ whose recorded members' facts are missing (plugin_utils/fleet_facts.py and the f
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import pytest
 from ansible.errors import AnsibleFilterError
 from hypothesis import given, settings
@@ -18,6 +20,7 @@ from ansible_collections.gpufabric.cluster.plugins.plugin_utils.fleet_facts impo
     FleetHostvars,
     membership_record,
     outside_members,
+    recorded_members,
 )
 
 CLIQUE = "3c1a5f2e-9b7d-4c2a-8e6f-1d0b7a9c4e21.1"
@@ -138,3 +141,41 @@ def test_every_recorded_member_is_in_the_inventory_found_or_missing_exactly_once
     else:
         assert {len(placement[name]["nodes"]) for name in inventory} == {len(MEMBERS)}
         assert {placement[name]["refused"] for name in inventory} == {None}
+
+
+class CountingHostvars(Mapping):
+    """hostvars that count how often each host's variables are read (Ansible's HostVars builds them on each read)."""
+
+    def __init__(self, hosts: dict):
+        self._hosts = hosts
+        self.reads: dict[str, int] = {}
+
+    def __getitem__(self, name):
+        self.reads[name] = self.reads.get(name, 0) + 1
+        return self._hosts[name]
+
+    def __contains__(self, name):
+        return name in self._hosts
+
+    def __iter__(self):
+        return iter(self._hosts)
+
+    def __len__(self):
+        return len(self._hosts)
+
+
+def test_the_filter_reads_every_host_once():
+    hostvars = CountingHostvars({"tray-01": tray("tray-01", record=RECORD), "tray-02": tray("tray-02")})
+    found = imex_outside_members(hostvars, ["tray-01", "tray-02"])
+    assert found == {"hostvars": {}, "missing": {CLIQUE: ["tray-03", "tray-04"]}}
+    assert hostvars.reads == {"tray-01": 1, "tray-02": 1}
+
+
+@settings(max_examples=40, deadline=None)
+@given(inventory=st.sets(names, min_size=1), cached=st.sets(names))
+def test_the_recorded_members_given_are_what_reading_them_finds(inventory, cached):
+    hostvars = {name: tray(name, record=RECORD) for name in inventory}
+    cached_facts = {name: facts() for name in cached}
+    recorded = recorded_members(hostvars, sorted(inventory))
+    assert outside_members(hostvars, sorted(inventory), cached_facts, recorded) == \
+        outside_members(hostvars, sorted(inventory), cached_facts)
