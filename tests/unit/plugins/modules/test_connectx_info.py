@@ -11,8 +11,7 @@ import pytest
 
 from ansible_collections.gpufabric.cluster.plugins.modules import connectx_info
 
-RESULT_KEYS = {"changed", "ports", "count", "rdma_devices", "link_layers", "functions_without_rdma", "errors",
-               "invocation"}
+RESULT_KEYS = {"changed", "ports", "count", "rdma_devices", "link_layers", "functions_without_rdma", "errors"}
 PORT_KEYS = {"pci_address", "device_id", "model", "rdma_device", "port", "netdev", "link_layer", "state", "state_code",
              "phys_state", "rate_gbps", "rate", "mtu", "fw_ver", "board_id", "numa_node", "gpus_same_switch",
              "gpus_same_numa", "errors", "counters", "counter_errors"}

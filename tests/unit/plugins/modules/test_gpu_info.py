@@ -60,7 +60,7 @@ def run_host(module_runner, host_trees, nvml_recording, replay):
 
 def test_hgx_h100(run_host):
     result = run_host("hgx_h100")
-    assert set(result) - {"invocation"} == RESULT_KEYS
+    assert set(result) == RESULT_KEYS
     assert (result["changed"], result["driver_loaded"], result["source"], result["count"]) == (False, True, "nvml", 8)
     versions = [result[key] for key in ("driver_version", "kernel_module", "cuda_driver_version", "nvml_version")]
     assert versions == ["570.172.08", "open", "12.8", "12.570.172.08"]

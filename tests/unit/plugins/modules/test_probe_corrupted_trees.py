@@ -39,7 +39,7 @@ HOSTS = ("hgx_h100", "gb200_tray", "no_nvidia", "broken_node")
 KINDS = ("remove", "truncate", "garbage", "escape_absolute", "escape_climb", "escape_directory", "loop", "fifo",
          "directory", "denied")
 
-COMMON = {"changed", "invocation"}
+COMMON = {"changed"}
 RESULT_KEYS = {
     "gpu_info": {"driver_loaded", "driver_version", "kernel_module", "cuda_driver_version", "nvml_version", "source",
                  "nvml_bindings", "count", "gpus", "cliques", "platform", "nvswitches", "xid_events", "fabricmanager",
