@@ -7,8 +7,8 @@
 CORE221_CHROOT       := $(ROOT)/tests/core221/chroot-run.sh
 CORE221_REQUIREMENTS := tests/core221/requirements-run.txt
 # The tiers of the leg; "+" joins tiers run side by side, as in TEST_TIERS. unit is not in the default yet: under 2.21
-# it still fails where the chroot is not the Debian 12 controller the playbook tests assume (no ssh, no helm stand-in
-# on PATH, Debian 13 facts refused by the host roles) and where 2.21 adds `invocation` to module results;
+# it still fails where the chroot is not the Debian 12 controller the playbook tests assume (Debian 13 facts refused
+# by the host roles' OS tables) and in tests written to Python 3.11's recursion limits;
 # `make core221 CORE221_TIERS=unit` runs it.
 CORE221_TIERS ?= lint+sanity
 
