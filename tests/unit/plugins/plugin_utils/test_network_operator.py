@@ -281,3 +281,10 @@ def test_cidr_pools_give_every_host_a_prefix_or_fail_naming_why(tray, prefix, pe
         assert free >= count
         assert pool["spec"].get("gatewayIndex") == gateway
         assert 0 <= (gateway or 0) < 2 ** (32 - per_node)
+
+
+def test_the_rail_rule_reads_a_boolean_given_as_text(tray):
+    """`-e rdma_network_include_inactive=false` passes the text "false": read as the boolean, not as a true string."""
+    for text in ("false", "False", "no", "true", "yes"):
+        result = network_operator_resources(fleet(tray, rdma_network_include_inactive=text), ["t0", "t1"])
+        assert [r["interface"] for r in result["rails"]] == ["ibp3s0", "ibP2p3s0", "ibP16p3s0", "ibP18p3s0"]

@@ -675,3 +675,13 @@ def errors_of_outside(hostvars, hosts, outside):
 def test_an_outside_of_another_shape_is_refused_naming_it(hgx_connectx, outside):
     hostvars = {"tray-3": slice_member(hgx_connectx, {"tray-3": "10.0.0.3"})}
     assert "rail_plan: outside" in errors_of_outside(hostvars, ["tray-3"], outside)
+
+
+def test_a_slice_tray_given_the_index_a_member_of_another_slice_holds_is_named_with_it(hgx_connectx):
+    """A value shared by two hosts: a slice's tray set explicitly to the index a cached member of another slice
+    holds would take its addresses; both are named."""
+    members = {f"tray-{n}": f"10.0.0.{n}" for n in range(1, 4)}
+    hostvars = {"tray-3": slice_member(hgx_connectx, members, host_index=0)}
+    outside = {"hostvars": {"tray-1": cached_member(0), "tray-2": cached_member(1)}, "missing": {}}
+    message = errors_of_outside(hostvars, ["tray-3"], outside)
+    assert "tray-1" in message and "tray-3" in message
